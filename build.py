@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""inferlab's site builder: lessons/ through site/templates/ into _site/.
+
+    python build.py build [--out DIR]   build the site (problems: file:line: message, exit status 2)
+    python build.py check               build into a temporary folder, report problems, keep nothing
+    python build.py serve [--port N]    build, serve on 127.0.0.1, rebuild when a source changes
+
+Stages: load lessons -> parse (Markdown, directives, math; widgets pre-rendered by sim/) -> render pages
+(Jinja) -> write (a temporary folder swapped into place; the old site is kept if anything failed).
+This file knows no lesson or widget by name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from builder.assets import pack_sim, static_files, vendor_files
+from builder.directives import LessonContext, WidgetUse
+from builder.lessons import SourceLesson, load_lessons
+from builder.markdown import make_markdown, render_lesson_markdown
+from builder.problems import BuildFailed, Problem
+
+ROOT = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Paths:
+    lessons: Path = ROOT / "lessons"
+    templates: Path = ROOT / "site" / "templates"
+    static: Path = ROOT / "site" / "static"
+    sim: Path = ROOT / "sim"
+    node_modules: Path = ROOT / "node_modules"
+    out: Path = ROOT / "_site"
+
+
+@dataclass(frozen=True)
+class ParsedLesson:
+    source: SourceLesson
+    html: str
+    widgets: tuple[WidgetUse, ...]
+
+    @property
+    def path(self) -> str:
+        """Site path of the page: zh lessons at <slug>/, other languages under <lang>/<slug>/."""
+        prefix = "" if self.source.lang == "zh" else f"{self.source.lang}/"
+        return f"{prefix}{self.source.slug}/index.html"
+
+
+def make_templates(paths: Paths) -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(paths.templates),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def parse_lesson(source: SourceLesson, templates: jinja2.Environment) -> tuple[ParsedLesson, list[Problem]]:
+    """The lesson's body as HTML with every directive rendered, and the problems found in it."""
+    md = make_markdown()
+    errors = []
+    ctx = LessonContext(lang=source.lang, templates=templates,
+                        render_markdown=lambda text, line: render_lesson_markdown(md, text, line, ctx, errors))
+    html = ctx.render_markdown(source.body, source.body_line)
+    problems = [Problem(source.path, e.line, e.message) for e in errors]
+    return ParsedLesson(source=source, html=html, widgets=tuple(ctx.widgets)), problems
+
+
+def render_pages(lessons: list[ParsedLesson], templates: jinja2.Environment, sim_zip: str) -> dict[str, str]:
+    """Site path -> HTML of every page."""
+    pages = {}
+    index = [lesson.source for lesson in lessons if lesson.source.lang == "zh"]
+    for lesson in lessons:
+        root = "../" * lesson.path.count("/")
+        pages[lesson.path] = templates.get_template("lesson.html").render(
+            lesson=lesson.source, body=lesson.html, widgets=lesson.widgets, root=root,
+            sim_zip=sim_zip, lang=lesson.source.lang, lessons=index,
+        )
+    pages["index.html"] = templates.get_template("index.html").render(
+        lessons=index, root="", sim_zip=sim_zip, lang="zh", widgets=(),
+    )
+    return pages
+
+
+def build_site(paths: Paths) -> dict[str, bytes | Path]:
+    """Everything the site holds, by site path: page text as bytes, copied files as source paths."""
+    lessons, problems = load_lessons(paths.lessons)
+    templates = make_templates(paths)
+    parsed = []
+    for source in lessons:
+        lesson, found = parse_lesson(source, templates)
+        parsed.append(lesson)
+        problems += found
+    if problems:
+        raise BuildFailed(problems)
+    sim_zip, sim_bytes = pack_sim(paths.sim)
+    files: dict[str, bytes | Path] = {path: html.encode() for path, html in
+                                      render_pages(parsed, templates, sim_zip).items()}
+    files[sim_zip] = sim_bytes
+    files.update(static_files(paths.static))
+    try:
+        files.update(vendor_files(paths.node_modules))
+    except FileNotFoundError as e:
+        raise BuildFailed([Problem(paths.node_modules, 1, str(e))]) from None
+    files[".nojekyll"] = b""
+    return files
+
+
+def write_site(files: dict[str, bytes | Path], out: Path) -> None:
+    """Write into a fresh folder beside `out`, then swap it into place."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-", dir=out.parent))
+    try:
+        for rel, content in files.items():
+            target = staging / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, Path):
+                _copy(content, target)
+            else:
+                target.write_bytes(content)
+        staging.chmod(0o755)
+        old = out.parent / f".{out.name}-old-{os.getpid()}"
+        if out.exists():
+            out.rename(old)
+        staging.rename(out)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _copy(source: Path, target: Path) -> None:
+    """Hard-link where possible (vendored files are large and never edited in place), else copy."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+
+
+def build(paths: Paths) -> float:
+    """Build the site into paths.out; returns seconds taken. Raises BuildFailed, leaving the old site."""
+    started = time.perf_counter()
+    write_site(build_site(paths), paths.out)
+    return time.perf_counter() - started
+
+
+def report(failed: BuildFailed) -> None:
+    for problem in failed.problems:
+        print(_relative(problem), file=sys.stderr)
+    print(f"build failed: {len(failed.problems)} problem(s); the previous site is unchanged", file=sys.stderr)
+
+
+def _relative(problem: Problem) -> str:
+    try:
+        return str(Problem(problem.path.resolve().relative_to(Path.cwd()), problem.line, problem.message))
+    except ValueError:
+        return str(problem)
+
+
+def source_stamp(paths: Paths) -> tuple:
+    """Names and modification times of every source file: a change in any means rebuild."""
+    stamp = []
+    for folder in (paths.lessons, paths.templates, paths.static, paths.sim, ROOT / "builder"):
+        for p in folder.rglob("*"):
+            if p.is_file() and "__pycache__" not in p.parts:
+                stamp.append((str(p), p.stat().st_mtime_ns))
+    return tuple(sorted(stamp))
+
+
+def watch(paths: Paths, interval_s: float = 0.4) -> None:
+    """Rebuild whenever a source changes; a broken save prints its problems and keeps the last good site.
+
+    Each rebuild runs in a fresh interpreter so that edits to sim/ and builder/ take effect too.
+    """
+    stamp = source_stamp(paths)
+    while True:
+        time.sleep(interval_s)
+        current = source_stamp(paths)
+        if current != stamp:
+            stamp = current
+            subprocess.run([sys.executable, str(ROOT / "build.py"), "build", "--out", str(paths.out)], check=False)
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - signature fixed by http.server
+        pass
+
+    def end_headers(self):
+        self.send_header("Cache-Control", "no-cache")
+        super().end_headers()
+
+
+def serve(paths: Paths, port: int) -> None:
+    try:
+        print(f"built {paths.out} in {build(paths):.2f} s", flush=True)
+    except BuildFailed as failed:
+        report(failed)
+        if not paths.out.exists():
+            sys.exit(2)
+    threading.Thread(target=watch, args=(paths,), daemon=True).start()
+    handler = functools.partial(QuietHandler, directory=str(paths.out))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+        print(f"serving {paths.out} at http://127.0.0.1:{port}/ (Ctrl-C stops)", flush=True)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=("build", "check", "serve"))
+    parser.add_argument("--out", type=Path, default=Paths.out, help="output folder (build)")
+    parser.add_argument("--port", type=int, default=8000, help="port (serve)")
+    args = parser.parse_args(argv)
+    paths = Paths(out=args.out.resolve())
+    try:
+        if args.command == "build":
+            print(f"built {paths.out} in {build(paths):.2f} s")
+        elif args.command == "check":
+            with tempfile.TemporaryDirectory() as scratch:
+                build(Paths(out=Path(scratch) / "_site"))
+            print("check: no problems")
+        else:
+            serve(paths, args.port)
+    except BuildFailed as failed:
+        report(failed)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The pieces build.py assembles: lesson loading, Markdown extensions, directives, output."""

@@ -1,0 +1,47 @@
+"""Files copied into the site beside the pages: static files, vendored front-end packages, the sim zip."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import zipfile
+from pathlib import Path
+
+# (package folder under node_modules, files to copy, folder under _site/vendor/)
+VENDOR = (
+    ("pyodide", ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"),
+     "pyodide"),
+    ("plotly.js-basic-dist-min", ("plotly-basic.min.js",), "plotly"),
+)
+SIM_SUFFIXES = {".py", ".json"}
+ZIP_EPOCH = (2020, 1, 1, 0, 0, 0)  # fixed timestamps: the same sources always give the same zip and name
+
+
+def vendor_files(node_modules: Path) -> dict[str, Path]:
+    """Site path -> source file of every vendored asset; FileNotFoundError names a missing one."""
+    files = {}
+    for package, names, target in VENDOR:
+        for name in names:
+            source = node_modules / package / name
+            if not source.is_file():
+                raise FileNotFoundError(f"{source} is missing: run 'npm ci' (make serve and make test do)")
+            files[f"vendor/{target}/{name}"] = source
+    return files
+
+
+def static_files(static_dir: Path) -> dict[str, Path]:
+    return {f"static/{p.relative_to(static_dir).as_posix()}": p
+            for p in sorted(static_dir.rglob("*")) if p.is_file()}
+
+
+def pack_sim(sim_dir: Path) -> tuple[str, bytes]:
+    """The simulator package as a deterministic zip, and its content-hashed site path."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(sim_dir.rglob("*")):
+            if path.is_file() and path.suffix in SIM_SUFFIXES and "__pycache__" not in path.parts:
+                info = zipfile.ZipInfo(f"sim/{path.relative_to(sim_dir).as_posix()}", ZIP_EPOCH)
+                info.compress_type = zipfile.ZIP_DEFLATED
+                zf.writestr(info, path.read_bytes())
+    data = buffer.getvalue()
+    return f"py/sim-{hashlib.sha256(data).hexdigest()[:12]}.zip", data

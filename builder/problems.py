@@ -1,0 +1,33 @@
+"""Build problems: every one names a file and a line, and all of a build's problems are reported together."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: Path
+    line: int  # 1-based
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+class BuildFailed(Exception):
+    """Raised with every problem a build found; nothing was written."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(map(str, problems)))
+
+
+class LessonError(Exception):
+    """One problem at a line of the lesson being processed (the caller adds the path)."""
+
+    def __init__(self, line: int, message: str):
+        self.line = line
+        self.message = message
+        super().__init__(f"line {line}: {message}")

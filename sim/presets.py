@@ -1,0 +1,163 @@
+"""Hardware and model presets, loaded from presets/*.json into frozen records.
+
+Each JSON entry cites its public source. Numbers are kept in the units the sources print
+(TFLOPS, TB/s, GB) and converted to SI here, exactly: JSON decimals are parsed as Decimal so
+that 2.039 TB/s becomes 2_039_000_000_000 B/s, not 2038999999999.9998.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import cache
+from pathlib import Path
+
+from sim.checks import check_choice
+
+PRESETS_DIR = Path(__file__).parent / "presets"
+
+# Bytes per element of the dtypes the simulator knows.
+DTYPE_BYTES = {"fp32": 4, "bf16": 2}
+
+
+@dataclass(frozen=True)
+class Hardware:
+    key: str
+    name: str
+    short_name: str
+    peak_flops_per_s: float  # dense BF16 tensor-core peak
+    bandwidth_bytes_per_s: float  # HBM bandwidth
+    memory_bytes: float  # HBM capacity
+    source: str
+
+
+@dataclass(frozen=True)
+class Attention:
+    q_heads: int
+    kv_heads: int
+    head_dim: int
+    output_gate: bool  # q_proj also emits a per-channel sigmoid gate for the attention output
+    qk_norm: bool  # RMSNorm over each query and key head
+
+    @property
+    def group_size(self) -> int:
+        """Query heads that share one K/V head (GQA)."""
+        return self.q_heads // self.kv_heads
+
+
+@dataclass(frozen=True)
+class GatedDeltaNet:
+    key_heads: int
+    value_heads: int
+    key_head_dim: int
+    value_head_dim: int
+    conv_kernel: int
+
+
+@dataclass(frozen=True)
+class Vision:
+    depth: int
+    hidden: int
+    intermediate: int
+    patch_size: int
+    temporal_patch_size: int
+    in_channels: int
+    spatial_merge_size: int
+    position_embeddings: int
+    out_hidden: int
+
+
+@dataclass(frozen=True)
+class Model:
+    key: str
+    name: str
+    source: str
+    hidden: int
+    intermediate: int
+    vocab: int
+    tied_embeddings: bool
+    layers: int
+    full_attention_interval: int  # every Nth layer is full attention, the rest Gated DeltaNet
+    attention: Attention
+    gated_deltanet: GatedDeltaNet | None = None
+    mtp_layers: int = 0
+    vision: Vision | None = None
+    weight_bytes_per_param: int = 2  # BF16 checkpoints
+
+    @property
+    def full_attention_layers(self) -> int:
+        return self.layers // self.full_attention_interval
+
+    @property
+    def linear_attention_layers(self) -> int:
+        return self.layers - self.full_attention_layers
+
+    @property
+    def is_hybrid(self) -> bool:
+        return self.linear_attention_layers > 0
+
+
+def _load(name: str) -> dict:
+    with open(PRESETS_DIR / name, encoding="utf-8") as f:
+        return json.load(f, parse_float=Decimal)
+
+
+def _si(value, scale: int) -> float:
+    return float(Decimal(value) * scale)
+
+
+@cache
+def _hardware_table() -> dict[str, Hardware]:
+    table = {}
+    for key, e in _load("hardware.json").items():
+        table[key] = Hardware(
+            key=key,
+            name=e["name"],
+            short_name=e["short_name"],
+            peak_flops_per_s=_si(e["bf16_dense_tflops"], 10**12),
+            bandwidth_bytes_per_s=_si(e["hbm_tb_per_s"], 10**12),
+            memory_bytes=_si(e["hbm_gb"], 10**9),
+            source=e["source"],
+        )
+    return table
+
+
+@cache
+def _model_table() -> dict[str, Model]:
+    table = {}
+    for key, e in _load("models.json").items():
+        e = dict(e)
+        e["attention"] = Attention(**e["attention"])
+        if "gated_deltanet" in e:
+            e["gated_deltanet"] = GatedDeltaNet(**e["gated_deltanet"])
+        if "vision" in e:
+            e["vision"] = Vision(**e["vision"])
+        model = Model(key=key, **e)
+        if model.is_hybrid != (model.gated_deltanet is not None):
+            raise ValueError(f"models.json: {key}: linear-attention layers need a gated_deltanet block and vice versa")
+        table[key] = model
+    return table
+
+
+def hardware_keys() -> list[str]:
+    return list(_hardware_table())
+
+
+def model_keys() -> list[str]:
+    return list(_model_table())
+
+
+def hardware(key: str) -> Hardware:
+    """Return the hardware preset named key (e.g. "h100-sxm")."""
+    return _hardware_table()[check_choice("hardware", key, _hardware_table())]
+
+
+def model(key: str) -> Model:
+    """Return the model preset named key (e.g. "qwen3.8-27b")."""
+    return _model_table()[check_choice("model", key, _model_table())]
+
+
+def dtype_bytes(name: str, dtype: str) -> int:
+    """Return the bytes per element of dtype, raising ValueError naming the parameter if unknown."""
+    return DTYPE_BYTES[check_choice(name, dtype, DTYPE_BYTES)]

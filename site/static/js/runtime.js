@@ -1,0 +1,88 @@
+// The page's handle on the Python worker: boot, status, and render requests as promises.
+
+const BOOT_TIMEOUT_MS = 90_000;
+
+export class Runtime {
+  constructor(simZipUrl, widgetNames) {
+    this.simZipUrl = simZipUrl;
+    this.widgetNames = widgetNames;
+    this.listeners = new Set();
+    this.status = "loading";
+    this.detail = "";
+    this.pending = new Map(); // seq -> {resolve, reject}
+    this.seq = 0;
+    this.worker = null;
+  }
+
+  onStatus(listener) {
+    this.listeners.add(listener);
+    listener(this.status, this.detail);
+  }
+
+  setStatus(status, detail = "") {
+    this.status = status;
+    this.detail = detail;
+    for (const listener of this.listeners) listener(status, detail);
+  }
+
+  start() {
+    this.stop();
+    this.setStatus("loading", "python");
+    let worker;
+    try {
+      worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+    } catch (error) {
+      this.setStatus("failed", String(error?.message ?? error));
+      return;
+    }
+    this.worker = worker;
+    const timer = setTimeout(() => this.fail("timeout"), BOOT_TIMEOUT_MS);
+    worker.onmessage = (event) => {
+      const message = event.data;
+      if (message.type === "progress") this.setStatus("loading", message.stage);
+      else if (message.type === "ready") {
+        clearTimeout(timer);
+        this.setStatus("ready");
+      } else if (message.type === "failed") {
+        clearTimeout(timer);
+        this.fail(message.message);
+      } else if (message.type === "view" || message.type === "error") this.settle(message);
+    };
+    // A worker whose module cannot be fetched or evaluated fires "error" on the Worker object.
+    worker.onerror = (event) => {
+      event.preventDefault();
+      clearTimeout(timer);
+      this.fail(event.message || "the Python worker could not start");
+    };
+    worker.postMessage({ type: "init", simZip: this.simZipUrl, widgets: this.widgetNames });
+  }
+
+  fail(detail) {
+    this.stop();
+    this.setStatus("failed", detail);
+  }
+
+  stop() {
+    if (this.worker) this.worker.terminate();
+    this.worker = null;
+    for (const { reject } of this.pending.values()) reject(new Error("the Python worker stopped"));
+    this.pending.clear();
+  }
+
+  settle(message) {
+    const request = this.pending.get(message.seq);
+    if (!request) return;
+    this.pending.delete(message.seq);
+    if (message.type === "view") request.resolve(JSON.parse(message.json));
+    else request.reject(new Error(message.message));
+  }
+
+  render(widget, state) {
+    if (this.status !== "ready") return Promise.reject(new Error("Python is not ready"));
+    const seq = ++this.seq;
+    return new Promise((resolve, reject) => {
+      this.pending.set(seq, { resolve, reject });
+      this.worker.postMessage({ type: "render", seq, widget, state });
+    });
+  }
+}

@@ -1,0 +1,125 @@
+// One widget on the page: its pre-rendered view, its controls, and its conversation with Python.
+// Only the newest state is ever computed: while a request is out, later moves replace each other.
+import { Controls } from "./controls.js";
+import { readUrlState } from "./urlstate.js";
+
+const PLOT_CONFIG = { displayModeBar: false, responsive: true };
+
+const STATUS_TEXT = {
+  zh: {
+    python: "正在浏览器里启动 Python 运行时……下面是默认设置下预先算好的结果。",
+    simulator: "正在载入模拟器……",
+    failed: "交互暂不可用：浏览器里的 Python 运行时没有启动成功。页面上的数字和图是默认设置下预先算好的，照样可读。",
+    error: "这一步没算成功，数字保持上一次的结果。",
+  },
+  en: {
+    python: "Starting Python in your browser… the figures below are pre-computed for the default settings.",
+    simulator: "Loading the simulator…",
+    failed: "Interactive mode is unavailable: Python could not start in this browser. The figures shown were pre-computed for the default settings and still read correctly.",
+    error: "This update failed; the figures keep their previous values.",
+  },
+};
+
+export class Widget {
+  constructor(section, runtime, page) {
+    this.section = section;
+    this.runtime = runtime;
+    this.page = page;
+    this.id = section.id;
+    const data = JSON.parse(section.querySelector("script.widget-data").textContent);
+    this.name = data.widget;
+    this.initial = data.state;
+    this.lang = data.state.lang;
+    this.paramNames = Object.keys(data.state).filter((name) => name !== "lang");
+    this.state = { ...data.state };
+    this.inFlight = false;
+    this.queued = null; // {state, source} waiting for the request in flight
+    this.text = STATUS_TEXT[this.lang] ?? STATUS_TEXT.zh;
+    this.statusText = section.querySelector(".status-text");
+    this.retryButton = section.querySelector(".retry");
+    this.retryButton.addEventListener("click", () => this.runtime.start());
+    this.controls = new Controls(section, (fragment, source) => this.change(fragment, source));
+
+    this.drawFigures(data.view);
+    const fromUrl = readUrlState(this.id, this.paramNames);
+    if (Object.keys(fromUrl).length > 0) {
+      this.controls.show(fromUrl);
+      this.change(fromUrl, null);
+    }
+    runtime.onStatus((status, detail) => this.runtimeStatus(status, detail));
+  }
+
+  runtimeStatus(status, detail) {
+    this.section.dataset.state = status;
+    this.controls.setEnabled(status !== "failed");
+    this.retryButton.hidden = status !== "failed";
+    this.statusText.parentElement.hidden = status === "ready";
+    if (status === "loading") this.statusText.textContent = this.text[detail] ?? this.text.python;
+    if (status === "failed") this.statusText.textContent = `${this.text.failed} (${detail})`;
+    if (status === "ready" && this.queued) this.send(this.queued.state, this.queued.source);
+  }
+
+  change(fragment, source) {
+    const state = { ...this.state, ...fragment };
+    this.state = state;
+    if (this.inFlight || this.runtime.status !== "ready") this.queued = { state, source };
+    else this.send(state, source);
+  }
+
+  async send(state, source) {
+    this.queued = null;
+    this.inFlight = true;
+    try {
+      const view = await this.runtime.render(this.name, state);
+      this.apply(view, source);
+    } catch (error) {
+      if (this.runtime.status === "ready") this.showError(error);
+    } finally {
+      this.inFlight = false;
+    }
+    if (this.queued && this.runtime.status === "ready") this.send(this.queued.state, this.queued.source);
+  }
+
+  apply(view, source) {
+    // Python returns the state it actually used (bad values replaced); the page adopts it.
+    if (!this.queued) {
+      this.state = { ...view.state };
+      this.controls.show(view.state, source === document.activeElement ? source : null);
+    }
+    for (const [name, { value, text }] of Object.entries(view.outputs)) {
+      const output = this.section.querySelector(`output[name="${name}"]`);
+      if (!output) continue;
+      output.dataset.value = String(value);
+      output.textContent = text;
+    }
+    for (const [name, text] of Object.entries(view.derivations ?? {})) {
+      const element = this.section.querySelector(`[data-derivation="${name}"]`);
+      if (element) element.textContent = text;
+    }
+    for (const [name, on] of Object.entries(view.flags)) {
+      const element = this.section.querySelector(`[data-flag="${name}"]`);
+      if (element) element.hidden = !on;
+    }
+    for (const [id, markup] of Object.entries(view.svg)) {
+      const element = this.section.querySelector(`[data-svg="${id}"]`);
+      if (element) element.innerHTML = markup; // produced by sim/ from validated state only
+    }
+    this.drawFigures(view);
+    this.statusText.parentElement.hidden = true;
+    this.page.viewApplied(this, view);
+  }
+
+  drawFigures(view) {
+    if (typeof window.Plotly === "undefined") return;
+    for (const [id, figure] of Object.entries(view.figures)) {
+      const element = this.section.querySelector(`[data-figure="${id}"]`);
+      if (element) window.Plotly.react(element, figure.data, figure.layout, PLOT_CONFIG);
+    }
+  }
+
+  showError(error) {
+    this.statusText.textContent = this.text.error;
+    this.statusText.parentElement.hidden = false;
+    console.warn(`inferlab: ${this.id}: ${error.message}`);
+  }
+}
