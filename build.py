@@ -192,7 +192,8 @@ def watch(paths: Paths, interval_s: float = 0.4) -> None:
         current = source_stamp(paths)
         if current != stamp:
             stamp = current
-            subprocess.run([sys.executable, str(ROOT / "build.py"), "build", "--out", str(paths.out)], check=False)
+            subprocess.run([sys.executable, str(ROOT / "build.py"), "build",
+                            "--lessons", str(paths.lessons), "--out", str(paths.out)], check=False)
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -224,16 +225,17 @@ def serve(paths: Paths, port: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=("build", "check", "serve"))
-    parser.add_argument("--out", type=Path, default=Paths.out, help="output folder (build)")
+    parser.add_argument("--lessons", type=Path, default=Paths.lessons, help="lessons folder")
+    parser.add_argument("--out", type=Path, default=Paths.out, help="output folder (build, serve)")
     parser.add_argument("--port", type=int, default=8000, help="port (serve)")
     args = parser.parse_args(argv)
-    paths = Paths(out=args.out.resolve())
+    paths = Paths(lessons=args.lessons.resolve(), out=args.out.resolve())
     try:
         if args.command == "build":
             print(f"built {paths.out} in {build(paths):.2f} s")
         elif args.command == "check":
             with tempfile.TemporaryDirectory() as scratch:
-                build(Paths(out=Path(scratch) / "_site"))
+                build(Paths(lessons=paths.lessons, out=Path(scratch) / "_site"))
             print("check: no problems")
         else:
             serve(paths, args.port)

@@ -89,7 +89,8 @@ def widget_directive(ctx: LessonContext, args: str, body: str, line: int) -> str
         config = yaml.safe_load(body) if body.strip() else {}
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        raise LessonError(line + 1 + (mark.line if mark else 0), f"widget settings are not valid YAML: {e}") from None
+        problem = getattr(e, "problem", None) or "cannot parse"
+        raise LessonError(line + 1 + (mark.line if mark else 0), f"widget settings are not valid YAML: {problem}") from None
     problems = config_problems(module.PARAMS, config)
     if problems:
         key, message = problems[0]
@@ -105,11 +106,11 @@ def widget_directive(ctx: LessonContext, args: str, body: str, line: int) -> str
         id=widget_id,
         name=name,
         lang=ctx.lang,
-        params=describe(module.PARAMS, ctx.lang),
+        params=describe(module.PARAMS, state, ctx.lang),
         state=state,
         view=view,
         island=json_island({"widget": name, "state": state, "view": view}),
-    )
+    ) + "\n"
 
 
 @directive("details")

@@ -72,7 +72,7 @@ def to_mathml(latex: str, display: bool, line: int) -> str:
     try:
         out = latex2mathml.converter.convert(latex, display="block" if display else "inline")
     except Exception as e:  # latex2mathml raises a variety of exception types for bad input
-        raise LessonError(line, f"cannot render LaTeX {latex!r}: {e}") from None
+        raise LessonError(line, f"cannot render LaTeX {latex!r}: {type(e).__name__} {e}".rstrip()) from None
     literal = LITERAL_COMMAND.search(out)
     if literal:
         raise LessonError(line, f"LaTeX command {literal.group(1)} is not supported (in {latex!r})")
@@ -100,8 +100,8 @@ def _prepare(token: Token, line: int, ctx: LessonContext, md: MarkdownIt, proble
         if not token.meta["closed"]:
             raise LessonError(line, f"directive '{token.info}' is not closed by a line of colons")
         token.meta["html"] = run_directive(ctx, token.info, token.meta["args"], token.meta["body"], line)
-    elif token.type in MATH_TOKENS:
-        token.meta["html"] = to_mathml(token.content, MATH_TOKENS[token.type], line)
+    elif token.type in MATH_TOKENS:  # a display-math block
+        token.meta["html"] = to_mathml(token.content, MATH_TOKENS[token.type], line) + "\n"
     for child in token.children or ():
         if child.type in MATH_TOKENS:
             try:

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, field
 
 LANGUAGES = ("zh", "en")
+SLIDER_STEPS = 1000  # positions on a range slider; site/static/js/controls.js uses the same number
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,14 @@ class Range:
             return self.default
         number = min(max(number, self.min), self.max)
         return int(self.min + round((number - self.min) / self.step) * self.step)
+
+    def slider_position(self, value: int) -> int:
+        """Where `value` sits on a slider of SLIDER_STEPS steps (log-scaled if `log`); page.js maps back."""
+        if self.log:
+            t = math.log(value / self.min) / math.log(self.max / self.min)
+        else:
+            t = (value - self.min) / (self.max - self.min)
+        return round(t * SLIDER_STEPS)
 
     def problem(self, value) -> str | None:
         number = _as_number(value)
@@ -102,13 +111,15 @@ def config_problems(params, config) -> list[tuple[str | None, str]]:
     return problems
 
 
-def describe(params, lang: str) -> list[dict]:
-    """The parameters as plain dicts for the page's templates."""
+def describe(params, state: dict, lang: str) -> list[dict]:
+    """The parameters, with their values in `state`, as plain dicts for the page's templates."""
     out = []
     for p in params:
-        d = {"name": p.name, "kind": p.kind, "label": p.label.get(lang) or p.label["en"], "default": p.default}
+        d = {"name": p.name, "kind": p.kind, "label": p.label.get(lang) or p.label["en"], "default": p.default,
+             "value": state[p.name]}
         if isinstance(p, Range):
-            d.update(min=p.min, max=p.max, step=p.step, log=p.log, unit=p.unit)
+            d.update(min=p.min, max=p.max, step=p.step, log=p.log, unit=p.unit, steps=SLIDER_STEPS,
+                     position=p.slider_position(state[p.name]))
         else:
             d["options"] = [{"value": v, "label": lbl.get(lang) or lbl["en"]} for v, lbl in p.options]
         out.append(d)

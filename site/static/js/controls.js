@@ -1,7 +1,7 @@
 // Form controls of a widget: read their state, show a state, and map log-scaled sliders.
 // A slider's position is a UI detail; the number box beside it holds the exact value.
 
-const SLIDER_STEPS = 1000;
+const SLIDER_STEPS = 1000; // sim/widgets/controls.py renders initial positions with the same number
 
 function rangeSpec(control) {
   return {
@@ -50,7 +50,6 @@ export class Controls {
     const spec = rangeSpec(control);
     const slider = control.querySelector('input[type="range"]');
     const box = control.querySelector('input[type="number"]');
-    slider.value = String(sliderPosition(Number(box.value), spec));
     slider.addEventListener("input", () => {
       box.value = String(sliderValue(Number(slider.value), spec));
       this.onChange({ [box.name]: Number(box.value) }, slider);

@@ -1,0 +1,135 @@
+"""Browser tests: the real built site, served over HTTP, driven in Debian's Chromium by Playwright.
+
+Every page a test opens through `site_page` has every request outside the site's origin blocked and
+counted, and any console error or uncaught exception fails the test.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+import build
+
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+]
+READY_TIMEOUT_MS = 60_000
+
+
+def pytest_collection_modifyitems(items):
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    if not Path(chromium).exists():
+        pytest.exit(f"Chromium not found at {chromium}: install Debian's chromium or set CHROMIUM", returncode=3)
+    return {**browser_type_launch_args, "executable_path": chromium, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("browser") / "_site"
+    build.build(build.Paths(out=out))
+    return out
+
+
+class Server:
+    def __init__(self, directory: Path):
+        self.log: list[str] = []
+        server = self
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, format, *args):  # noqa: A002 - fixed by http.server
+                server.log.append(format % args)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(directory)))
+        self.origin = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def url(self, path: str = "") -> str:
+        return f"{self.origin}/{path}"
+
+
+@pytest.fixture(scope="session")
+def server(built_site):
+    s = Server(built_site)
+    yield s
+    s.httpd.shutdown()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"rep_{report.when}", report)
+
+
+@pytest.fixture(autouse=True)
+def print_server_log_on_failure(request, server):
+    start = len(server.log)
+    yield
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        print("--- server log during the test ---")
+        print("\n".join(server.log[start:]))
+
+
+class Watch:
+    """What a page did that a student must never see: console errors, uncaught errors, foreign requests."""
+
+    def __init__(self):
+        self.console_errors: list[str] = []
+        self.page_errors: list[str] = []
+        self.external_requests: list[str] = []
+        self.csp_violations: list[str] = []
+
+    def assert_clean(self):
+        assert self.external_requests == [], "requests left the site's origin"
+        assert self.page_errors == [], "uncaught errors"
+        assert self.console_errors == [], "console errors"
+
+
+@pytest.fixture
+def watch() -> Watch:
+    return Watch()
+
+
+@pytest.fixture
+def site_page(page, server, watch):
+    """A page on the served site; external requests blocked, errors collected and asserted at the end."""
+
+    def route(r):
+        if r.request.url.startswith(server.origin) or r.request.url.startswith(("data:", "blob:")):
+            r.continue_()
+        else:
+            watch.external_requests.append(r.request.url)
+            r.abort()
+
+    page.context.route("**/*", route)
+    page.on("console", lambda m: watch.console_errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: watch.page_errors.append(str(e)))
+    page.add_init_script(
+        "document.addEventListener('securitypolicyviolation', e => "
+        "console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));"
+    )
+    yield page
+    watch.assert_clean()
+
+
+def open_ready(page, url: str, widget: str = "roofline"):
+    """Open url and wait until the widget's Python runtime answers."""
+    page.goto(url)
+    page.wait_for_selector(f'#{widget}[data-state="ready"]', timeout=READY_TIMEOUT_MS)
+    return page.locator(f"#{widget}")

@@ -1,0 +1,117 @@
+"""The roofline widget in a real Chromium with a real Pyodide."""
+
+import json
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from playwright.sync_api import expect
+
+from sim import widgets
+from tests.browser.conftest import open_ready
+
+LESSON = "prefill-decode/"
+
+
+def output(widget, name: str) -> float:
+    return float(widget.locator(f'output[name="{name}"]').get_attribute("data-value"))
+
+
+def browser_view(page, widget_id: str = "roofline") -> dict:
+    return page.evaluate(f"window.inferlab.views[{json.dumps(widget_id)}]")
+
+
+def wait_for_output(widget, name: str, value) -> None:
+    expect(widget.locator(f'output[name="{name}"]')).to_have_attribute("data-value", str(value))
+
+
+def cpython_view(state: dict) -> dict:
+    return json.loads(json.dumps(widgets.render("roofline", state)))
+
+
+def test_page_reads_before_python_and_becomes_ready(site_page, server):
+    site_page.goto(server.url(LESSON))
+    widget = site_page.locator("#roofline")
+    # Pre-rendered figures are there at once, before the worker has answered anything.
+    expect(widget.locator('output[name="decode_ms"]')).to_have_text("15.39 ms")
+    expect(widget.locator(".js-plotly-plot")).to_have_count(1)
+    expect(widget).to_have_attribute("data-state", "ready", timeout=60_000)
+    expect(widget.locator(".widget-status")).to_be_hidden()
+    expect(widget.locator('input[name="T"]')).to_be_enabled()
+
+
+def test_slider_moves_update_readouts_and_plot(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON))
+    plot = widget.locator('[data-figure="roofline"]')
+    before_x = plot.evaluate("el => el.data[2].x[0]")
+    slider = widget.locator("#roofline-T-slider")
+    slider.fill("733")  # the log slider's position for T ~ 2048
+    t = int(widget.locator('input[name="T"]').input_value())
+    assert 1900 < t < 2200
+    wait_for_output(widget, "prefill_ms", cpython_view({"T": t})["outputs"]["prefill_ms"]["value"])
+    assert plot.evaluate("el => el.data[2].x[0]") > 100 * before_x
+    # Keyboard: a focused slider steps with the arrow keys and jumps with Home/End.
+    slider.focus()
+    slider.press("End")
+    expect(widget.locator('input[name="T"]')).to_have_value("32768")
+    slider.press("ArrowLeft")
+    expect(widget.locator('input[name="T"]')).to_have_value(str(round(32768 / 1.05)))
+    wait_for_output(widget, "prefill_ms", cpython_view({"T": round(32768 / 1.05)})["outputs"]["prefill_ms"]["value"])
+
+
+def test_typing_numbers_updates_readouts_flag_and_url(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON))
+    widget.locator('input[name="context"]').fill("4096")
+    widget.locator('input[name="B"]').fill("58")
+    wait_for_output(widget, "tokens_per_s", 2303.87)
+    wait_for_output(widget, "max_batch", 58)
+    expect(widget.locator('[data-flag="capacity"]')).to_be_hidden()
+    assert widget.locator("#roofline-B-slider").input_value() != "0"  # the slider followed the number
+    widget.locator('input[name="B"]').fill("59")
+    expect(widget.locator('[data-flag="capacity"]')).to_be_visible()
+    query = parse_qs(urlparse(site_page.url).query)
+    assert query == {"roofline.B": ["59"], "roofline.context": ["4096"]}
+
+
+def test_selects_switch_hardware_and_model(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON))
+    widget.locator('select[name="hardware"]').select_option("a100-sxm-80gb")
+    wait_for_output(widget, "decode_ms", cpython_view({"hardware": "a100-sxm-80gb"})["outputs"]["decode_ms"]["value"])
+    widget.locator('select[name="model"]').select_option("qwen3-32b")
+    expected = cpython_view({"hardware": "a100-sxm-80gb", "model": "qwen3-32b"})
+    wait_for_output(widget, "decode_ms", expected["outputs"]["decode_ms"]["value"])
+    roof = widget.locator('[data-figure="roofline"]').evaluate("el => el.data[0].y[2]")
+    assert roof == pytest.approx(312)
+
+
+def test_link_restores_a_scenario(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON + "?roofline.T=2048&roofline.hardware=h200-sxm"))
+    expect(widget.locator('input[name="T"]')).to_have_value("2048")
+    expect(widget.locator('select[name="hardware"]')).to_have_value("h200-sxm")
+    expected = cpython_view({"T": 2048, "hardware": "h200-sxm"})
+    wait_for_output(widget, "prefill_ms", expected["outputs"]["prefill_ms"]["value"])
+    assert "roofline.T=2048" in site_page.url
+
+
+def test_bad_link_values_fall_back_to_valid_state(site_page, server):
+    payload = "<img src=x onerror=alert(1)>"
+    url = server.url(LESSON + f"?roofline.T={payload}&roofline.B=-5&roofline.context=1e99&roofline.model=nan&x.y=1")
+    dialogs = []
+    site_page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    widget = open_ready(site_page, url)
+    expect(widget.locator('input[name="context"]')).to_have_value("131072")
+    expect(widget.locator('input[name="B"]')).to_have_value("1")
+    expect(widget.locator('input[name="T"]')).to_have_value("4")
+    assert browser_view(site_page)["state"]["model"] == "qwen3.8-27b"
+    assert site_page.locator("img[src=x]").count() == 0 and dialogs == []
+
+
+@pytest.mark.parametrize("state", [
+    {"T": 2048, "B": 58, "context": 4096},
+    {"T": 1, "B": 1024, "context": 131072, "hardware": "b200", "model": "llama-2-7b", "state_dtype": "bf16"},
+    {"T": 300, "B": 7, "context": 1, "hardware": "a100-sxm-80gb", "model": "qwen3-32b"},
+])
+def test_browser_view_equals_cpython_render(site_page, server, state):
+    query = "&".join(f"roofline.{k}={v}" for k, v in state.items())
+    open_ready(site_page, server.url(f"{LESSON}?{query}"))
+    site_page.wait_for_function("() => window.inferlab.views.roofline !== undefined")
+    assert browser_view(site_page) == cpython_view({**state, "lang": "zh"})

@@ -1,0 +1,144 @@
+"""The whole pipeline: lessons in, a site out; problems stop it and leave the previous site alone."""
+
+import html.parser
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import build
+from builder.problems import BuildFailed
+from sim import widgets
+
+HERE = Path(__file__).parent
+GOLDEN = HERE / "golden" / "demo.html"
+
+
+def paths_for(lessons: Path, out: Path) -> build.Paths:
+    return build.Paths(lessons=lessons, out=out)
+
+
+@pytest.fixture(scope="module")
+def demo_site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site") / "_site"
+    build.build(paths_for(HERE / "lessons", out))
+    return out
+
+
+class Links(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.urls = []
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if name in ("href", "src") and value is not None:
+                self.urls.append(value)
+
+
+def test_page_matches_golden(demo_site):
+    # The sim zip's content hash changes with any simulator edit; the page around it should not.
+    page = re.sub(r"sim-[0-9a-f]{12}\.zip", "sim-HASH.zip", (demo_site / "demo" / "index.html").read_text(encoding="utf-8"))
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        GOLDEN.write_text(page, encoding="utf-8")
+    assert page == GOLDEN.read_text(encoding="utf-8"), "regenerate on purpose with UPDATE_GOLDEN=1"
+
+
+def test_widget_is_pre_rendered_by_the_simulator(demo_site):
+    page = (demo_site / "demo" / "index.html").read_text(encoding="utf-8")
+    view = widgets.render("roofline", {"T": 2048, "B": 58, "context": 4096, "lang": "zh"})
+    assert '<section class="widget widget-roofline" data-widget="roofline" id="roofline" data-state="loading"' in page
+    for name, out in view["outputs"].items():
+        assert f'<output name="{name}" data-value="{out["value"]}">{out["text"]}</output>' in page
+    assert '<input type="number" id="roofline-T" name="T" min="1" max="32768" step="1" value="2048"' in page
+    island = page.split('<script type="application/json" class="widget-data">')[1].split("</script>")[0]
+    assert json.loads(island) == {"widget": "roofline", "state": view["state"], "view": view}
+
+
+def test_every_url_is_relative_and_resolves(demo_site):
+    for page in demo_site.rglob("*.html"):
+        parser = Links()
+        parser.feed(page.read_text(encoding="utf-8"))
+        for url in parser.urls:
+            assert not url.startswith(("/", "http:", "https:", "//")), f"{page}: {url}"
+            if url.startswith("data:"):
+                continue
+            target = (page.parent / url.split("#")[0].split("?")[0])
+            assert target.exists(), f"{page}: {url} does not exist"
+
+
+def test_csp_allows_only_own_origin_scripts(demo_site):
+    page = (demo_site / "demo" / "index.html").read_text(encoding="utf-8")
+    assert "script-src 'self' 'wasm-unsafe-eval';" in page
+    assert "default-src 'self'" in page
+    assert "<script>" not in page and "<script type=\"module\">" not in page
+
+
+def test_vendor_assets_and_sim_zip(demo_site, tmp_path):
+    for name in ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"):
+        assert (demo_site / "vendor" / "pyodide" / name).is_file()
+    assert (demo_site / "vendor" / "plotly" / "plotly-basic.min.js").is_file()
+    page = (demo_site / "demo" / "index.html").read_text(encoding="utf-8")
+    zips = list((demo_site / "py").glob("sim-*.zip"))
+    assert len(zips) == 1 and f'data-sim-zip="py/{zips[0].name}"' in page
+    with zipfile.ZipFile(zips[0]) as zf:
+        zf.extractall(tmp_path)
+        assert "sim/presets/models.json" in zf.namelist()
+    # The zip alone is enough to run the simulator (as in Pyodide), and gives the same view.
+    code = "import json, sim.widgets as w; print(w.render_json('roofline', '{\"T\": 99}'))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout) == json.loads(widgets.render_json("roofline", '{"T": 99}'))
+
+
+def test_sim_zip_name_is_deterministic():
+    from builder.assets import pack_sim
+    assert pack_sim(build.ROOT / "sim") == pack_sim(build.ROOT / "sim")
+
+
+def test_real_lessons_build(tmp_path):
+    build.build(paths_for(build.ROOT / "lessons", tmp_path / "_site"))
+    assert (tmp_path / "_site" / "prefill-decode" / "index.html").is_file()
+    assert 'href="prefill-decode/"' in (tmp_path / "_site" / "index.html").read_text(encoding="utf-8")
+
+
+def test_bad_lesson_fails_with_file_line_and_keeps_the_old_site(tmp_path, demo_site):
+    out = tmp_path / "_site"
+    shutil.copytree(demo_site, out)
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    lessons = tmp_path / "lessons"
+    shutil.copytree(HERE / "lessons", lessons)
+    bad = lessons / "zh" / "demo.md"
+    bad.write_text(bad.read_text(encoding="utf-8").replace("B: 58", "B: 5000"), encoding="utf-8")
+    with pytest.raises(BuildFailed) as failed:
+        build.build(paths_for(lessons, out))
+    [problem] = failed.value.problems
+    assert (problem.path, problem.line) == (bad, 15)
+    assert "B must be a whole number from 1 to 1,024, got 5000" in problem.message
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("._site")], "no staging folder left behind"
+
+
+def test_cli_reports_problems_with_exit_status_2(tmp_path):
+    lessons = tmp_path / "lessons" / "zh"
+    lessons.mkdir(parents=True)
+    (lessons / "x.md").write_text("---\ntitle: x\nslug: x\norder: 1\nsummary: s\nminutes: 1\n---\n\n::: widget nope\n:::\n",
+                                  encoding="utf-8")
+    for command in ("check", "build"):
+        result = subprocess.run(
+            [sys.executable, "build.py", command, "--lessons", str(tmp_path / "lessons"), "--out", str(tmp_path / "out")],
+            cwd=build.ROOT, capture_output=True, text=True,
+        )
+        assert result.returncode == 2, result.stderr
+        assert f"{lessons / 'x.md'}:9: unknown widget 'nope'" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_check_passes_on_the_real_lessons():
+    result = subprocess.run([sys.executable, "build.py", "check"], cwd=build.ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

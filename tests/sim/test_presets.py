@@ -1,0 +1,49 @@
+import pytest
+
+from sim import params, presets
+
+
+def test_hardware_figures_are_converted_to_si_exactly():
+    h100 = presets.hardware("h100-sxm")
+    assert h100.peak_flops_per_s == 989.5e12
+    assert h100.bandwidth_bytes_per_s == 3.35e12
+    assert h100.memory_bytes == 80e9
+    a100 = presets.hardware("a100-sxm-80gb")
+    assert (a100.peak_flops_per_s, a100.bandwidth_bytes_per_s) == (312e12, 2_039_000_000_000)
+    h200 = presets.hardware("h200-sxm")
+    assert (h200.peak_flops_per_s, h200.bandwidth_bytes_per_s, h200.memory_bytes) == (989.5e12, 4.8e12, 141e9)
+
+
+def test_required_presets_exist_and_cite_a_source():
+    assert {"a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200"} <= set(presets.hardware_keys())
+    assert {"qwen3.8-27b", "qwen3-32b", "llama-2-7b"} <= set(presets.model_keys())
+    for key in presets.hardware_keys():
+        assert presets.hardware(key).source
+    for key in presets.model_keys():
+        assert presets.model(key).source
+
+
+@pytest.mark.parametrize("getter, key", [(presets.hardware, "h100"), (presets.model, "qwen"), (presets.model, None)])
+def test_unknown_key_raises_value_error_naming_the_parameter(getter, key):
+    with pytest.raises(ValueError, match=r"(hardware|model) must be one of"):
+        getter(key)
+
+
+def test_anchor_layer_layout():
+    m = presets.model("qwen3.8-27b")
+    assert (m.full_attention_layers, m.linear_attention_layers) == (16, 48)
+    assert m.attention.group_size == 6
+
+
+def test_parameter_counts_match_public_totals():
+    anchor = presets.model("qwen3.8-27b")
+    assert params.matmul_params(anchor) == 25_623_939_584
+    assert params.matmul_weight_bytes(anchor) == 51_247_879_168
+    # The text backbone incl. the embedding is 26,895,998,464 in the reference lessons.
+    text = params.matmul_params(anchor) + params.embedding_params(anchor) + params.residual_norm_params(anchor)
+    assert text == 26_895_998_464
+    assert round(params.resident_params(anchor) / 1e9, 2) == 27.78
+    assert round(params.resident_weight_bytes(anchor) / 1e9, 2) == 55.56
+    # Published sizes: Llama-2-7B 6,738,415,616; Qwen3-32B 32.8 B.
+    assert params.resident_params(presets.model("llama-2-7b")) == 6_738_415_616
+    assert round(params.resident_params(presets.model("qwen3-32b")) / 1e9, 1) == 32.8

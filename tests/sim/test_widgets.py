@@ -1,0 +1,79 @@
+import json
+
+import plotly.graph_objects as go
+import pytest
+
+from sim import widgets
+from sim.widgets import roofline as roofline_widget
+from sim.widgets.controls import config_problems, coerce_state
+
+VIEW_KEYS = {"schema", "state", "outputs", "figures", "svg", "flags", "derivations"}
+
+
+def check_view(view: dict) -> None:
+    """A view honours the widget protocol: JSON-able, every part in its shape, figures valid for Plotly."""
+    assert set(view) == VIEW_KEYS and view["schema"] == 1
+    assert json.loads(json.dumps(view)) == view
+    for name, out in view["outputs"].items():
+        assert set(out) == {"value", "text"}, name
+        assert isinstance(out["value"], (int, float)) and isinstance(out["text"], str)
+    assert all(isinstance(v, bool) for v in view["flags"].values())
+    assert all(isinstance(v, str) for v in view["svg"].values())
+    assert all(isinstance(v, str) for v in view["derivations"].values())
+    for figure in view["figures"].values():
+        go.Figure(figure)  # raises on any property plotly.js would not accept
+
+
+def test_roofline_default_view_matches_the_running_example():
+    view = widgets.render("roofline", {})
+    check_view(view)
+    assert view["outputs"]["decode_ms"] == {"value": 15.3881, "text": "15.39 ms"}
+    assert view["outputs"]["prefill_ms"]["text"] == "15.34 ms"
+    assert view["flags"] == {"capacity": False}
+
+
+def test_roofline_capacity_flag_turns_on_past_max_batch():
+    at = widgets.render("roofline", {"B": 58, "context": 4096})
+    past = widgets.render("roofline", {"B": 59, "context": 4096})
+    assert at["outputs"]["max_batch"]["value"] == 58 and not at["flags"]["capacity"]
+    assert past["flags"]["capacity"]
+    assert at["outputs"]["tokens_per_s"]["text"] == "2,304 tok/s"
+
+
+@pytest.mark.parametrize("state, expected", [
+    ({"T": "2048"}, {"T": 2048}),
+    ({"T": 10**12}, {"T": 32_768}),
+    ({"T": -3}, {"T": 1}),
+    ({"T": "nan"}, {"T": 4}),
+    ({"T": "<script>alert(1)</script>"}, {"T": 4}),
+    ({"hardware": "tpu"}, {"hardware": "h100-sxm"}),
+    ({"B": 7.6}, {"B": 8}),
+    ({"nonsense": 1}, {}),
+])
+def test_bad_state_is_clamped_or_replaced(state, expected):
+    clean = coerce_state(roofline_widget.PARAMS, state)
+    for key, value in expected.items():
+        assert clean[key] == value
+    assert "nonsense" not in clean
+    check_view(widgets.render("roofline", state))
+
+
+def test_render_json_round_trip_and_garbage():
+    assert json.loads(widgets.render_json("roofline", '{"T": 2048}'))["state"]["T"] == 2048
+    assert json.loads(widgets.render_json("roofline", "not json"))["state"]["T"] == 4
+    assert json.loads(widgets.render_json("roofline", "[1, 2]"))["state"]["T"] == 4
+
+
+def test_unknown_widget_is_a_value_error():
+    with pytest.raises(ValueError, match="unknown widget 'nope'"):
+        widgets.load("nope")
+    with pytest.raises(ValueError, match="unknown widget"):
+        widgets.load("controls")  # a helper module, not a widget
+
+
+def test_config_problems_name_the_parameter():
+    assert config_problems(roofline_widget.PARAMS, {"T": 4, "B": 2}) == []
+    assert config_problems(roofline_widget.PARAMS, {"X": 1})[0][0] == "X"
+    assert "from 1 to 32,768" in config_problems(roofline_widget.PARAMS, {"T": 0})[0][1]
+    assert config_problems(roofline_widget.PARAMS, [1])[0][0] is None
+    assert "one of" in config_problems(roofline_widget.PARAMS, {"model": "gpt"})[0][1]
