@@ -112,8 +112,8 @@ def _figure(hw: presets.Hardware, pre: roofline.Estimate, dec: roofline.Estimate
             "marker": {"size": 8, "color": "#374151", "symbol": "diamond"},
             "hovertemplate": f"{t['ridge']}<br>%{{x:.4g}} FLOP/B<extra></extra>",
         },
-        point(f"{t['prefill']} T={s['T']:,}", pre, "#16a34a", "circle"),
-        point(f"{t['decode']} B={s['B']:,}", dec, "#2563eb", "square"),
+        point(t["prefill"], pre, "#16a34a", "circle"),
+        point(t["decode"], dec, "#2563eb", "square"),
     ]
     layout = {
         "xaxis": {"type": "log", "range": list(X_RANGE), "title": {"text": t["x"]}},

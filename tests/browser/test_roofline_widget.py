@@ -68,6 +68,7 @@ def test_typing_numbers_updates_readouts_flag_and_url(site_page, server):
     assert widget.locator("#roofline-B-slider").input_value() != "0"  # the slider followed the number
     widget.locator('input[name="B"]').fill("59")
     expect(widget.locator('[data-flag="capacity"]')).to_be_visible()
+    site_page.wait_for_function("() => location.search.includes('roofline.B=59')")
     query = parse_qs(urlparse(site_page.url).query)
     assert query == {"roofline.B": ["59"], "roofline.context": ["4096"]}
 

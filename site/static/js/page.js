@@ -13,16 +13,22 @@ function main() {
   const runtime = new Runtime(simZip, names);
   const views = {};
   const widgets = [];
+  // The URL follows the controls, but not on every slider step: browsers throttle history updates.
+  let urlTimer = null;
   const page = {
     viewApplied(widget, view) {
       views[widget.id] = view;
-      writeUrlState(widgets);
+      clearTimeout(urlTimer);
+      urlTimer = setTimeout(() => writeUrlState(widgets), 150);
     },
   };
-  for (const section of sections) widgets.push(new Widget(section, runtime, page));
+  runtime.start();
+  // plotly.js is a deferred script after this module, so it runs after this and before DOMContentLoaded.
+  document.addEventListener("DOMContentLoaded", () => {
+    for (const section of sections) widgets.push(new Widget(section, runtime, page));
+  }, { once: true });
   // For tests and the curious: the newest view each widget received from Python.
   window.inferlab = { runtime, views, widgets };
-  runtime.start();
 }
 
 main();

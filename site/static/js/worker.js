@@ -13,15 +13,18 @@ function post(message) {
 async function boot({ simZip, widgets }) {
   try {
     post({ type: "progress", stage: "python" });
+    const simArchive = fetch(simZip).then((response) => {
+      if (!response.ok) throw new Error(`${simZip}: HTTP ${response.status}`);
+      return response.arrayBuffer();
+    });
+    simArchive.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"
     const pyodide = await loadPyodide({
       indexURL: new URL("../../vendor/pyodide/", import.meta.url).href,
       stdout: () => {},
       stderr: (text) => console.warn(text),
     });
     post({ type: "progress", stage: "simulator" });
-    const response = await fetch(simZip);
-    if (!response.ok) throw new Error(`${simZip}: HTTP ${response.status}`);
-    pyodide.unpackArchive(await response.arrayBuffer(), "zip", { extractDir: SIM_DIR });
+    pyodide.unpackArchive(await simArchive, "zip", { extractDir: SIM_DIR });
     pyodide.runPython(`import sys\nif ${JSON.stringify(SIM_DIR)} not in sys.path: sys.path.insert(0, ${JSON.stringify(SIM_DIR)})`);
     const simWidgets = pyodide.pyimport("sim.widgets");
     for (const name of widgets) simWidgets.load(name);
