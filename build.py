@@ -16,6 +16,7 @@ import argparse
 import functools
 import http.server
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,12 +29,16 @@ from pathlib import Path
 import jinja2
 
 from builder.assets import pack_sim, static_files, vendor_files
-from builder.directives import LessonContext, WidgetUse
+from builder.context import LessonContext, LinkUse, WidgetUse
+from builder.course import Course, PlannedLesson, load_course
+from builder.expressions import namespace
 from builder.lessons import SourceLesson, load_lessons
 from builder.markdown import make_markdown, render_lesson_markdown
 from builder.problems import BuildFailed, Problem
+from builder.terms import Term, load_terms
 
 ROOT = Path(__file__).resolve().parent
+ID_ATTRIBUTE = re.compile(r'\sid="([^"]+)"')
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,12 @@ class ParsedLesson:
     source: SourceLesson
     html: str
     widgets: tuple[WidgetUse, ...]
+    links: tuple[LinkUse, ...]
+
+    @property
+    def ids(self) -> frozenset[str]:
+        """Every element id on the page body: the targets #fragment links may name."""
+        return frozenset(ID_ATTRIBUTE.findall(self.html))
 
     @property
     def path(self) -> str:
@@ -69,21 +80,51 @@ def make_templates(paths: Paths) -> jinja2.Environment:
     )
 
 
-def parse_lesson(source: SourceLesson, templates: jinja2.Environment) -> tuple[ParsedLesson, list[Problem]]:
+def parse_lesson(source: SourceLesson, templates: jinja2.Environment, course: Course,
+                 terms: dict[str, Term], names: dict) -> tuple[ParsedLesson, list[Problem]]:
     """The lesson's body as HTML with every directive rendered, and the problems found in it."""
     md = make_markdown()
     errors = []
-    ctx = LessonContext(lang=source.lang, templates=templates,
-                        render_markdown=lambda text, line: render_lesson_markdown(md, text, line, ctx, errors))
+    ctx = LessonContext(lang=source.lang, slug=source.slug, templates=templates, course=course, terms=terms,
+                        names=names)
+    ctx.render_markdown = lambda text, line: render_lesson_markdown(md, text, line, ctx, errors)
     html = ctx.render_markdown(source.body, source.body_line)
     problems = [Problem(source.path, e.line, e.message) for e in errors]
-    return ParsedLesson(source=source, html=html, widgets=tuple(ctx.widgets)), problems
+    for line, check in ctx.checks:
+        if (message := check(ctx)) is not None:
+            problems.append(Problem(source.path, line, message))
+    return ParsedLesson(source, html, tuple(ctx.widgets), tuple(ctx.links)), problems
 
 
-def render_pages(lessons: list[ParsedLesson], templates: jinja2.Environment, sim_zip: str) -> dict[str, str]:
+def check_links(lessons: list[ParsedLesson]) -> list[Problem]:
+    """Every #fragment a lesson links to exists on the page it names."""
+    pages = {(lesson.source.lang, lesson.source.slug): lesson for lesson in lessons}
+    problems = []
+    for lesson in lessons:
+        for link in lesson.links:
+            target = lesson if link.slug is None else pages.get((lesson.source.lang, link.slug))
+            if target is None:
+                problems.append(Problem(lesson.source.path, link.line,
+                                        f"link to lesson {link.slug!r}, which has no {lesson.source.lang} page"))
+            elif link.fragment and link.fragment not in target.ids:
+                page = "this page" if link.slug is None else f"lesson {link.slug!r}"
+                problems.append(Problem(lesson.source.path, link.line, f"#{link.fragment} is not an id on {page}"))
+    return problems
+
+
+def check_course(lessons: list[SourceLesson], planned: tuple[PlannedLesson, ...], plan_path: Path) -> list[Problem]:
+    """Every lesson file is in the course plan."""
+    known = {p.slug for p in planned}
+    return [Problem(s.path, 2, f"slug {s.slug!r} is not in {plan_path.name}: add it to the course plan")
+            for s in lessons if s.slug not in known]
+
+
+def render_pages(lessons: list[ParsedLesson], templates: jinja2.Environment, sim_zip: str,
+                 course: Course) -> dict[str, str]:
     """Site path -> HTML of every page."""
     pages = {}
     index = [lesson.source for lesson in lessons if lesson.source.lang == "zh"]
+    upcoming = [p for p in course.planned if not course.is_written(p.slug)]
     for lesson in lessons:
         root = "../" * lesson.path.count("/")
         pages[lesson.path] = templates.get_template("lesson.html").render(
@@ -91,7 +132,7 @@ def render_pages(lessons: list[ParsedLesson], templates: jinja2.Environment, sim
             sim_zip=sim_zip, lang=lesson.source.lang, lessons=index,
         )
     pages["index.html"] = templates.get_template("index.html").render(
-        lessons=index, root="", sim_zip=sim_zip, lang="zh", widgets=(),
+        lessons=index, upcoming=upcoming, root="", sim_zip=sim_zip, lang="zh", widgets=(),
     )
     return pages
 
@@ -99,17 +140,24 @@ def render_pages(lessons: list[ParsedLesson], templates: jinja2.Environment, sim
 def build_site(paths: Paths) -> dict[str, bytes | Path]:
     """Everything the site holds, by site path: page text as bytes, copied files as source paths."""
     lessons, problems = load_lessons(paths.lessons)
+    planned, found = load_course(paths.lessons / "course.yml")
+    problems += found + check_course(lessons, planned, paths.lessons / "course.yml")
+    terms, found = load_terms(paths.lessons / "terms.yml")
+    problems += found
+    course = Course(planned, frozenset(s.slug for s in lessons))
     templates = make_templates(paths)
+    names = namespace()
     parsed = []
     for source in lessons:
-        lesson, found = parse_lesson(source, templates)
+        lesson, found = parse_lesson(source, templates, course, terms, names)
         parsed.append(lesson)
         problems += found
+    problems += check_links(parsed)
     if problems:
         raise BuildFailed(problems)
     sim_zip, sim_bytes = pack_sim(paths.sim)
     files: dict[str, bytes | Path] = {path: html.encode() for path, html in
-                                      render_pages(parsed, templates, sim_zip).items()}
+                                      render_pages(parsed, templates, sim_zip, course).items()}
     files[sim_zip] = sim_bytes
     files.update(static_files(paths.static))
     try:

@@ -1,26 +1,33 @@
-"""Lesson Markdown: CommonMark + tables, attributes, anchors, $math$ (to MathML at build time) and
-`::: name` directives. Parsing and rendering are separate so that all work with side effects
-(directives, math conversion) happens in one walk over the tokens, with line numbers at hand."""
+"""Lesson Markdown: CommonMark + tables, attributes, anchors, $math$ (to MathML at build time),
+{sim}`EXPR` computed figures, [text](lesson:SLUG) course links and `::: name` directives.
+
+Parsing and rendering are separate so that all build-time work (directives, math, expressions, links)
+happens in one walk over the tokens, with line numbers at hand, and problems are collected, not raised.
+"""
 
 from __future__ import annotations
 
+import html
 import re
 
-import latex2mathml.converter
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
+from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.attrs import attrs_block_plugin, attrs_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-from builder.directives import LessonContext, run_directive
+from builder.context import LessonContext, LinkUse
+from builder.directives import run_directive
+from builder.expressions import ExpressionError, evaluate
+from builder.mathml import to_mathml
 from builder.problems import LessonError
 
 DIRECTIVE_OPEN = re.compile(r"^(:{3,})\s*([A-Za-z][\w-]*)(.*)$")
-# latex2mathml prints a command it does not know as text (<mi>\foo</mi>): such output is an error.
-LITERAL_COMMAND = re.compile(r">[^<]*(\\[A-Za-z]+)")
+SIM_OPEN = "{sim}`"
 MATH_TOKENS = {"math_inline": False, "math_inline_double": True, "math_block": True, "math_block_label": True}
+PREPARED = (*MATH_TOKENS, "directive", "sim_expr")
 
 
 def _directive_rule(state: StateBlock, start: int, end: int, silent: bool) -> bool:
@@ -50,6 +57,21 @@ def _directive_rule(state: StateBlock, start: int, end: int, silent: bool) -> bo
     return True
 
 
+def _sim_rule(state: StateInline, silent: bool) -> bool:
+    """Inline rule: {sim}`EXPR` -> a token evaluated later."""
+    if not state.src.startswith(SIM_OPEN, state.pos):
+        return False
+    start = state.pos + len(SIM_OPEN)
+    end = state.src.find("`", start)
+    if end < 0:
+        return False
+    if not silent:
+        token = state.push("sim_expr", "", 0)
+        token.content = state.src[start:end]
+    state.pos = end + 1
+    return True
+
+
 def _render_prepared(self, tokens: list[Token], idx: int, options, env) -> str:
     return tokens[idx].meta["html"]
 
@@ -62,21 +84,10 @@ def make_markdown() -> MarkdownIt:
     md.use(anchors_plugin, min_level=2, max_level=3)
     md.block.ruler.before("fence", "directive", _directive_rule,
                           {"alt": ["paragraph", "reference", "blockquote", "list"]})
-    for kind in (*MATH_TOKENS, "directive"):
+    md.inline.ruler.before("backticks", "sim_expr", _sim_rule)
+    for kind in PREPARED:
         md.add_render_rule(kind, _render_prepared)
     return md
-
-
-def to_mathml(latex: str, display: bool, line: int) -> str:
-    """MathML for a LaTeX formula; LessonError for LaTeX latex2mathml cannot render faithfully."""
-    try:
-        out = latex2mathml.converter.convert(latex, display="block" if display else "inline")
-    except Exception as e:  # latex2mathml raises a variety of exception types for bad input
-        raise LessonError(line, f"cannot render LaTeX {latex!r}: {type(e).__name__} {e}".rstrip()) from None
-    literal = LITERAL_COMMAND.search(out)
-    if literal:
-        raise LessonError(line, f"LaTeX command {literal.group(1)} is not supported (in {latex!r})")
-    return out
 
 
 def render_lesson_markdown(md: MarkdownIt, text: str, first_line: int, ctx: LessonContext,
@@ -85,27 +96,61 @@ def render_lesson_markdown(md: MarkdownIt, text: str, first_line: int, ctx: Less
     tokens = md.parse(text, {})
     for token in tokens:
         line = first_line + (token.map[0] if token.map else 0)
-        try:
-            _prepare(token, line, ctx, md, problems)
-        except LessonError as e:
-            problems.append(e)
-            token.meta["html"] = ""
+        for item in (token, *(token.children or ())):
+            try:
+                _prepare(item, line, ctx)
+            except LessonError as e:
+                problems.append(e)
+                item.meta["html"] = ""
+        _close_upcoming_links(token.children or [])
     return md.renderer.render(tokens, md.options, {})
 
 
-def _prepare(token: Token, line: int, ctx: LessonContext, md: MarkdownIt, problems: list[LessonError]) -> None:
-    """Do a token's build-time work (directive, math) and store the HTML it renders to."""
+def _close_upcoming_links(children: list[Token]) -> None:
+    """A link turned into an 'upcoming' <span> must close as a </span>."""
+    opened = []
+    for child in children:
+        if child.type == "link_open":
+            opened.append(child)
+        elif child.type == "link_close" and opened:
+            child.tag = opened.pop().tag
+
+
+def _prepare(token: Token, line: int, ctx: LessonContext) -> None:
+    """Do a token's build-time work and store the HTML it renders to (or rewrite its attributes)."""
     if token.type == "directive":
         token.meta["html"] = ""
         if not token.meta["closed"]:
             raise LessonError(line, f"directive '{token.info}' is not closed by a line of colons")
         token.meta["html"] = run_directive(ctx, token.info, token.meta["args"], token.meta["body"], line)
-    elif token.type in MATH_TOKENS:  # a display-math block
-        token.meta["html"] = to_mathml(token.content, MATH_TOKENS[token.type], line) + "\n"
-    for child in token.children or ():
-        if child.type in MATH_TOKENS:
-            try:
-                child.meta["html"] = to_mathml(child.content, MATH_TOKENS[child.type], line)
-            except LessonError as e:
-                problems.append(e)
-                child.meta["html"] = ""
+    elif token.type in MATH_TOKENS:
+        block = token.type in ("math_block", "math_block_label")
+        token.meta["html"] = to_mathml(token.content, MATH_TOKENS[token.type], line) + ("\n" if block else "")
+    elif token.type == "sim_expr":
+        try:
+            token.meta["html"] = f'<span class="sim-value">{html.escape(evaluate(token.content, ctx.names))}</span>'
+        except ExpressionError as e:
+            raise LessonError(line, str(e)) from None
+    elif token.type == "link_open":
+        _resolve_link(token, line, ctx)
+
+
+def _resolve_link(token: Token, line: int, ctx: LessonContext) -> None:
+    """lesson:SLUG[#frag] -> a relative link to a written lesson, or an 'upcoming' marker; #frag -> checked."""
+    href = str(token.attrs.get("href", ""))
+    if href.startswith("lesson:"):
+        slug, _, fragment = href[len("lesson:"):].partition("#")
+        if not ctx.course.knows(slug):
+            raise LessonError(line, f"link to lesson {slug!r}, which is not in lessons/course.yml")
+        if ctx.course.is_written(slug):
+            token.attrs["href"] = f"{ctx.root}{slug}/" + (f"#{fragment}" if fragment else "")
+            ctx.links.append(LinkUse(line, slug, fragment))
+        else:
+            # Not written yet: keep the text, drop the link, mark it as upcoming.
+            token.attrs.pop("href")
+            token.attrs["class"] = "upcoming-link"
+            token.attrs["title"] = "即将推出" if ctx.lang == "zh" else "coming soon"
+            token.tag = "span"
+            token.meta["upcoming"] = True
+    elif href.startswith("#"):
+        ctx.links.append(LinkUse(line, None, href[1:]))

@@ -12,7 +12,7 @@ import re
 from types import ModuleType
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-_NOT_WIDGETS = {"controls", "view"}
+_NOT_WIDGETS = {"common", "controls", "view"}  # helper modules
 
 
 def names() -> list[str]:

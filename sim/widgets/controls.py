@@ -49,12 +49,13 @@ class Range:
 
 @dataclass(frozen=True)
 class Select:
-    """One of several named options (e.g. preset keys)."""
+    """One of several named options (e.g. preset keys): a drop-down menu, or a row of radio buttons."""
 
     name: str
     label: dict[str, str]
     default: str
     options: tuple[tuple[str, dict[str, str]], ...]  # (value, label per language)
+    style: str = "menu"  # "menu" (<select>) or "buttons" (radio group)
     kind: str = field(default="select", init=False)
 
     @property
@@ -121,6 +122,7 @@ def describe(params, state: dict, lang: str) -> list[dict]:
             d.update(min=p.min, max=p.max, step=p.step, log=p.log, unit=p.unit, steps=SLIDER_STEPS,
                      position=p.slider_position(state[p.name]))
         else:
+            d["style"] = p.style
             d["options"] = [{"value": v, "label": lbl.get(lang) or lbl["en"]} for v, lbl in p.options]
         out.append(d)
     return out

@@ -5,7 +5,8 @@ from __future__ import annotations
 import math
 
 from sim import memory, presets, roofline
-from sim.widgets.controls import Range, Select, coerce_state
+from sim.widgets.common import hardware_select, model_select, state_dtype_select
+from sim.widgets.controls import Range, coerce_state
 from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, output, view
 
 PARAMS = (
@@ -13,14 +14,9 @@ PARAMS = (
     Range("B", {"zh": "批大小 B（请求数）", "en": "Batch B (requests)"}, default=1, min=1, max=1_024, log=True),
     Range("context", {"zh": "每个请求已缓存的上下文（token）", "en": "Cached context per request (tokens)"},
           default=4, min=1, max=131_072, log=True),
-    Select("hardware", {"zh": "GPU", "en": "GPU"}, default="h100-sxm",
-           options=tuple((k, {"zh": presets.hardware(k).name, "en": presets.hardware(k).name})
-                         for k in presets.hardware_keys())),
-    Select("model", {"zh": "模型", "en": "Model"}, default="qwen3.8-27b",
-           options=tuple((k, {"zh": presets.model(k).name, "en": presets.model(k).name})
-                         for k in presets.model_keys())),
-    Select("state_dtype", {"zh": "递归状态精度", "en": "Recurrent state dtype"}, default="fp32",
-           options=(("fp32", {"zh": "FP32", "en": "FP32"}), ("bf16", {"zh": "BF16", "en": "BF16"}))),
+    hardware_select(),
+    model_select(),
+    state_dtype_select(),
 )
 
 # Fixed axes (log10 of FLOP/byte and of TFLOP/s) so that switching GPU moves the roof, not the frame.

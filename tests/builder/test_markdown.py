@@ -5,8 +5,11 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from builder.directives import LessonContext
+from builder.context import LessonContext
+from builder.course import Course, PlannedLesson
+from builder.expressions import namespace
 from builder.markdown import make_markdown, render_lesson_markdown
+from builder.terms import Term
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -27,11 +30,24 @@ def read_fixtures(path: Path) -> list[tuple[str, str, str]]:
     return cases
 
 
+COURSE = Course((PlannedLesson("demo", "演示课", 1), PlannedLesson("later", "以后的课", 3)), frozenset({"demo"}))
+TERMS = {
+    "peak": Term("peak", {"zh": {"name": "峰值算力", "unit": "FLOP/s", "text": "每秒最多做多少次浮点运算。"}},
+                 output="peak", control="hardware", line=1),
+}
+
+
+def make_context(problems: list) -> LessonContext:
+    md = make_markdown()
+    ctx = LessonContext(lang="zh", slug="demo", templates=jinja2.Environment(), course=COURSE, terms=TERMS,
+                        names=namespace())
+    ctx.render_markdown = lambda body, line: render_lesson_markdown(md, body, line, ctx, problems)
+    return ctx
+
+
 def render(text: str, first_line: int = 1) -> tuple[str, list]:
-    md, problems = make_markdown(), []
-    ctx = LessonContext(lang="zh", templates=jinja2.Environment(),
-                        render_markdown=lambda body, line: render_lesson_markdown(md, body, line, ctx, problems))
-    return ctx.render_markdown(text, first_line), problems
+    problems = []
+    return make_context(problems).render_markdown(text, first_line), problems
 
 
 @pytest.mark.parametrize("title, source, expected", read_fixtures(FIXTURES / "markdown.txt"),
@@ -53,6 +69,17 @@ def test_fixture(title, source, expected):
     ("::: widget roofline\nB: 2\nspeed: 3\n:::\n", 3, "unknown parameter 'speed'"),
     ("::: widget roofline\n- 1\n:::\n", 2, "widget settings must be a mapping"),
     ("::: widget roofline\nT: [\n:::\n", 2, "not valid YAML"),
+    ("a\nb {sim}`ms(decode(anchor, h100, batch=0, context=4).time_s)`\n", 1,
+     "failed: ValueError: batch must be a whole number from 1"),
+    ("{sim}`decode(anchor, h100, batch=1, context=4).time_s`\n", 1, "format numbers with a formatter"),
+    ("{sim}`nosuch(1)`\n", 1, "NameError"),
+    ("{sim}`1 +`\n", 1, "is not valid Python"),
+    ("x\n\n[next](lesson:nope)\n", 3, "link to lesson 'nope', which is not in lessons/course.yml"),
+    ("::: formula\n\\term{nope}{x}\n:::\n", 2, "unknown term 'nope'; known: peak"),
+    ("::: formula\nx = y\n:::\n", 1, "needs at least one \\term"),
+    ("::: callout oops\nx\n:::\n", 1, "callout kind must be one of"),
+    ("::: evolution\n- name: a\n  lesson: nope\n  solved: s\n  stuck: t\n:::\n", 2, "lesson 'nope' is not in"),
+    ("::: evolution\n- name: a\n:::\n", 2, "generation 1 needs exactly name, lesson, solved, stuck"),
 ])
 def test_problems_name_their_line(source, line, message):
     _, problems = render(source, first_line=1)

@@ -40,9 +40,15 @@ export class Controls {
     this.onChange = onChange; // (state fragment, source element) -> void
     this.ranges = [...section.querySelectorAll(".control-range")];
     this.selects = [...section.querySelectorAll(".control-select select")];
+    this.radios = [...section.querySelectorAll('.control-choice input[type="radio"]')];
     for (const control of this.ranges) this.bindRange(control);
     for (const select of this.selects) {
       select.addEventListener("change", () => this.onChange({ [select.name]: select.value }, select));
+    }
+    for (const radio of this.radios) {
+      radio.addEventListener("change", () => {
+        if (radio.checked) this.onChange({ [radio.dataset.name]: radio.value }, radio);
+      });
     }
   }
 
@@ -85,6 +91,9 @@ export class Controls {
       if (!(box.name in state) || box === except) continue;
       box.value = String(state[box.name]);
       control.querySelector('input[type="range"]').value = String(sliderPosition(Number(state[box.name]), rangeSpec(control)));
+    }
+    for (const radio of this.radios) {
+      if (radio.dataset.name in state) radio.checked = String(state[radio.dataset.name]) === radio.value;
     }
     for (const select of this.selects) {
       if (select.name in state && select !== except && [...select.options].some((o) => o.value === String(state[select.name]))) {

@@ -1,0 +1,53 @@
+"""What a lesson's parse can see (the course plan, the glossary, the expression names) and what it
+collects on the way (widgets, links, checks that need the whole page)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import jinja2
+
+from builder.course import Course
+from builder.terms import Term
+
+
+@dataclass(frozen=True)
+class WidgetUse:
+    name: str
+    id: str
+    line: int
+    outputs: frozenset[str]  # output names of its view
+    params: frozenset[str]
+
+
+@dataclass(frozen=True)
+class LinkUse:
+    line: int
+    slug: str | None  # target lesson, None for this page
+    fragment: str  # "" for the page itself
+
+
+@dataclass
+class LessonContext:
+    """Per-lesson parse state handed to directives and Markdown rules."""
+
+    lang: str
+    slug: str
+    templates: jinja2.Environment
+    course: Course
+    terms: dict[str, Term]
+    names: dict  # for {sim}`EXPR`
+    render_markdown: Callable[[str, int], str] = None  # (markdown, 1-based line of its first line) -> HTML
+    widgets: list[WidgetUse] = field(default_factory=list)
+    links: list[LinkUse] = field(default_factory=list)
+    # (line, check) pairs run once the whole page is parsed; check(ctx) returns a problem or None
+    checks: list[tuple[int, Callable[["LessonContext"], str | None]]] = field(default_factory=list)
+
+    @property
+    def root(self) -> str:
+        """Relative URL of the site root from this lesson's page."""
+        return "../" if self.lang == "zh" else "../../"
+
+    def widget(self, widget_id: str) -> WidgetUse | None:
+        return next((w for w in self.widgets if w.id == widget_id), None)

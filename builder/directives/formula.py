@@ -1,0 +1,63 @@
+"""`::: formula [WIDGET_ID]`: a display formula whose \\term{KEY}{LaTeX} parts can be clicked or focused
+to explain themselves (from lessons/terms.yml), with their value now taken from the widget WIDGET_ID."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from builder.context import LessonContext
+from builder.directives import directive, json_island
+from builder.mathml import to_mathml
+from builder.problems import LessonError
+
+TERM = re.compile(r"\\term\{([^{}]*)\}")
+TERM_MROW = re.compile(r'<mrow class="term t-([a-z0-9_]+)">')
+
+
+@directive("formula")
+def formula_directive(ctx: LessonContext, args: str, body: str, line: int) -> str:
+    widget_id = args.strip() or None
+    used = []
+    for match in TERM.finditer(body):
+        key = match.group(1)
+        if key not in ctx.terms:
+            known = ", ".join(sorted(ctx.terms)) or "none (add lessons/terms.yml)"
+            raise LessonError(line + 1 + body[:match.start()].count("\n"), f"unknown term {key!r}; known: {known}")
+        if key not in used:
+            used.append(key)
+    if not used:
+        raise LessonError(line, "a formula directive needs at least one \\term{KEY}{...}; use $$...$$ otherwise")
+    mathml = to_mathml(TERM.sub(lambda m: f"\\class{{term t-{m.group(1)}}}", body.strip()), True, line + 1)
+
+    def clickable(match: re.Match) -> str:
+        term = ctx.terms[match.group(1)]
+        name = html.escape(term.for_page(ctx.lang)["name"], quote=True)
+        return f'<mrow class="term" data-term="{term.key}" tabindex="0" role="button" aria-label="{name}">'
+
+    mathml = TERM_MROW.sub(clickable, mathml)
+    if widget_id is not None:
+        ctx.checks.append((line, lambda c: _link_problem(c, widget_id, used)))
+    hint = "点公式里带下划线的任一项，看它是什么、现在等于多少。" if ctx.lang == "zh" else \
+        "Click or focus any underlined part of the formula to see what it is and its value now."
+    data = {"widget": widget_id, "terms": {key: ctx.terms[key].for_page(ctx.lang) for key in used}}
+    return (
+        f'<figure class="formula" data-formula-for="{html.escape(widget_id or "", quote=True)}">\n{mathml}\n'
+        f'<figcaption class="formula-hint">{hint}</figcaption>\n'
+        f'<div class="term-panel" role="region" aria-live="polite" hidden></div>\n'
+        f'<script type="application/json" class="term-data">{json_island(data)}</script>\n</figure>\n'
+    )
+
+
+def _link_problem(ctx: LessonContext, widget_id: str, used: list[str]) -> str | None:
+    """The widget a formula reads its values from must be on the page and have the outputs and controls named."""
+    widget = ctx.widget(widget_id)
+    if widget is None:
+        return f"formula refers to widget id {widget_id!r}, which is not on this page"
+    for key in used:
+        term = ctx.terms[key]
+        if term.output and term.output not in widget.outputs:
+            return f"term {key}: widget {widget.name} has no output {term.output!r}"
+        if term.control and term.control not in widget.params:
+            return f"term {key}: widget {widget.name} has no control {term.control!r}"
+    return None

@@ -1,0 +1,71 @@
+"""Inline computed figures: {sim}`EXPR` in lesson prose is replaced at build time by the text EXPR
+evaluates to, so that every model- or GPU-dependent number in a lesson comes from the simulator.
+
+EXPR is a Python expression over the names in NAMESPACE: the simulator's modules and preset getters,
+shorthands for the presets lessons use most, and formatters that turn numbers into display text.
+Example: 约 {sim}`ms(decode(anchor, h100, batch=1, context=4).time_s)` -> 约 15.39 ms
+"""
+
+from __future__ import annotations
+
+import math
+
+from sim import cache, memory, params, presets, roofline
+from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig
+
+
+def _fixed(x: float, decimals: int = 0) -> str:
+    """Grouped digits with a fixed number of decimals: fixed(2303.87) -> "2,304", fixed(0.3412, 2) -> "0.34"."""
+    return f"{x:,.{decimals}f}"
+
+
+def _pct(x: float, decimals: int = 0) -> str:
+    """A fraction as a percentage: pct(0.0034, 2) -> "0.34%"."""
+    return f"{x * 100:,.{decimals}f}%"
+
+
+def _gb(n_bytes: float, decimals: int = 2) -> str:
+    return f"{n_bytes / 1e9:,.{decimals}f} GB"
+
+
+def _mb(n_bytes: float, decimals: int = 0) -> str:
+    return f"{n_bytes / 1e6:,.{decimals}f} MB"
+
+
+def namespace() -> dict:
+    """The names an expression may use (built fresh per build, so changed presets are seen)."""
+    return {
+        # simulator modules and functions
+        "presets": presets, "params": params, "cache": cache, "memory": memory, "roofline": roofline,
+        "model": presets.model, "hw": presets.hardware,
+        "prefill": roofline.prefill, "decode": roofline.decode, "ridge": roofline.ridge_point,
+        "max_batch": memory.max_batch,
+        # the presets lessons use most
+        "anchor": presets.model("qwen3.8-27b"), "qwen32b": presets.model("qwen3-32b"),
+        "llama7b": presets.model("llama-2-7b"),
+        "a100": presets.hardware("a100-sxm-80gb"), "h100": presets.hardware("h100-sxm"),
+        "h200": presets.hardware("h200-sxm"), "b200": presets.hardware("b200"),
+        # formatters: number -> display text
+        "ms": fmt_ms, "sig": fmt_sig, "grouped": fmt_grouped, "fixed": _fixed, "pct": _pct,
+        "bytes_": fmt_bytes, "flops_": fmt_flops, "gb": _gb, "mb": _mb,
+        # plain helpers
+        "round": round, "min": min, "max": max, "abs": abs, "int": int, "math": math,
+    }
+
+
+class ExpressionError(Exception):
+    pass
+
+
+def evaluate(expr: str, names: dict) -> str:
+    """The display text of expr; ExpressionError says what went wrong. Results must be text (use a formatter)."""
+    try:
+        value = eval(compile(expr, "<lesson expression>", "eval"), {"__builtins__": {}}, names)  # noqa: S307
+    except SyntaxError as e:
+        raise ExpressionError(f"expression {expr!r} is not valid Python: {e.msg}") from None
+    except Exception as e:  # anything the simulator raises, reported with the expression
+        raise ExpressionError(f"expression {expr!r} failed: {type(e).__name__}: {e}") from None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise ExpressionError(f"expression {expr!r} gave {value!r}; format numbers with a formatter "
+                              "(ms, sig, grouped, fixed, pct, gb, mb, bytes_, flops_)")
+    return value if isinstance(value, str) else f"{value:,}"
