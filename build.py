@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import http.server
 import os
 import re
@@ -49,6 +50,7 @@ class Paths:
     sim: Path = ROOT / "sim"
     node_modules: Path = ROOT / "node_modules"
     out: Path = ROOT / "_site"
+    dev: bool = False  # pages reload themselves after a rebuild (serve)
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,7 @@ class ParsedLesson:
     html: str
     widgets: tuple[WidgetUse, ...]
     links: tuple[LinkUse, ...]
+    scripted: bool
 
     @property
     def ids(self) -> frozenset[str]:
@@ -93,7 +96,7 @@ def parse_lesson(source: SourceLesson, templates: jinja2.Environment, course: Co
     for line, check in ctx.checks:
         if (message := check(ctx)) is not None:
             problems.append(Problem(source.path, line, message))
-    return ParsedLesson(source, html, tuple(ctx.widgets), tuple(ctx.links)), problems
+    return ParsedLesson(source, html, tuple(ctx.widgets), tuple(ctx.links), ctx.scripted), problems
 
 
 def check_links(lessons: list[ParsedLesson]) -> list[Problem]:
@@ -119,6 +122,15 @@ def check_course(lessons: list[SourceLesson], planned: tuple[PlannedLesson, ...]
             for s in lessons if s.slug not in known]
 
 
+def bundle_stylesheets(static_dir: Path) -> tuple[str, bytes]:
+    """Every stylesheet under static/css/ in one file (site.css first, widget styles after it), content-hashed."""
+    css_dir = static_dir / "css"
+    sheets = sorted(css_dir.rglob("*.css"), key=lambda p: (p.name != "site.css", p.relative_to(css_dir).as_posix()))
+    data = "".join(f"/* {p.relative_to(css_dir).as_posix()} */\n{p.read_text(encoding='utf-8')}\n"
+                   for p in sheets).encode()
+    return f"static/site-{hashlib.sha256(data).hexdigest()[:12]}.css", data
+
+
 def render_pages(lessons: list[ParsedLesson], templates: jinja2.Environment, sim_zip: str,
                  course: Course) -> dict[str, str]:
     """Site path -> HTML of every page."""
@@ -128,11 +140,11 @@ def render_pages(lessons: list[ParsedLesson], templates: jinja2.Environment, sim
     for lesson in lessons:
         root = "../" * lesson.path.count("/")
         pages[lesson.path] = templates.get_template("lesson.html").render(
-            lesson=lesson.source, body=lesson.html, widgets=lesson.widgets, root=root,
+            lesson=lesson.source, body=lesson.html, scripted=lesson.scripted, root=root,
             sim_zip=sim_zip, lang=lesson.source.lang, lessons=index,
         )
     pages["index.html"] = templates.get_template("index.html").render(
-        lessons=index, upcoming=upcoming, root="", sim_zip=sim_zip, lang="zh", widgets=(),
+        lessons=index, upcoming=upcoming, root="", sim_zip=sim_zip, lang="zh", scripted=False,
     )
     return pages
 
@@ -146,6 +158,9 @@ def build_site(paths: Paths) -> dict[str, bytes | Path]:
     problems += found
     course = Course(planned, frozenset(s.slug for s in lessons))
     templates = make_templates(paths)
+    css_path, css_bytes = bundle_stylesheets(paths.static)
+    templates.globals["stylesheet"] = css_path
+    templates.globals["dev"] = paths.dev
     names = namespace()
     parsed = []
     for source in lessons:
@@ -159,12 +174,15 @@ def build_site(paths: Paths) -> dict[str, bytes | Path]:
     files: dict[str, bytes | Path] = {path: html.encode() for path, html in
                                       render_pages(parsed, templates, sim_zip, course).items()}
     files[sim_zip] = sim_bytes
+    files[css_path] = css_bytes
     files.update(static_files(paths.static))
     try:
         files.update(vendor_files(paths.node_modules))
     except FileNotFoundError as e:
         raise BuildFailed([Problem(paths.node_modules, 1, str(e))]) from None
     files[".nojekyll"] = b""
+    if paths.dev:
+        files["__build_id"] = str(time.time_ns()).encode()
     return files
 
 
@@ -240,7 +258,7 @@ def watch(paths: Paths, interval_s: float = 0.4) -> None:
         current = source_stamp(paths)
         if current != stamp:
             stamp = current
-            subprocess.run([sys.executable, str(ROOT / "build.py"), "build",
+            subprocess.run([sys.executable, str(ROOT / "build.py"), "build", "--dev",
                             "--lessons", str(paths.lessons), "--out", str(paths.out)], check=False)
 
 
@@ -276,8 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lessons", type=Path, default=Paths.lessons, help="lessons folder")
     parser.add_argument("--out", type=Path, default=Paths.out, help="output folder (build, serve)")
     parser.add_argument("--port", type=int, default=8000, help="port (serve)")
+    parser.add_argument("--dev", action="store_true", help="pages reload themselves after a rebuild (serve sets it)")
     args = parser.parse_args(argv)
-    paths = Paths(lessons=args.lessons.resolve(), out=args.out.resolve())
+    paths = Paths(lessons=args.lessons.resolve(), out=args.out.resolve(), dev=args.dev or args.command == "serve")
     try:
         if args.command == "build":
             print(f"built {paths.out} in {build(paths):.2f} s")

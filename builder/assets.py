@@ -30,8 +30,9 @@ def vendor_files(node_modules: Path) -> dict[str, Path]:
 
 
 def static_files(static_dir: Path) -> dict[str, Path]:
+    """Static files copied as they are (stylesheets are bundled separately)."""
     return {f"static/{p.relative_to(static_dir).as_posix()}": p
-            for p in sorted(static_dir.rglob("*")) if p.is_file()}
+            for p in sorted(static_dir.rglob("*")) if p.is_file() and p.suffix != ".css"}
 
 
 def pack_sim(sim_dir: Path) -> tuple[str, bytes]:

@@ -40,6 +40,7 @@ class LessonContext:
     names: dict  # for {sim}`EXPR`
     render_markdown: Callable[[str, int], str] = None  # (markdown, 1-based line of its first line) -> HTML
     widgets: list[WidgetUse] = field(default_factory=list)
+    scripted: bool = False  # the page needs the client script (widgets, clickable formulas)
     links: list[LinkUse] = field(default_factory=list)
     # (line, check) pairs run once the whole page is parsed; check(ctx) returns a problem or None
     checks: list[tuple[int, Callable[["LessonContext"], str | None]]] = field(default_factory=list)

@@ -26,6 +26,7 @@ from builder.problems import LessonError
 
 DIRECTIVE_OPEN = re.compile(r"^(:{3,})\s*([A-Za-z][\w-]*)(.*)$")
 SIM_OPEN = "{sim}`"
+EXTERNAL = re.compile(r"^(https?:|mailto:)")
 MATH_TOKENS = {"math_inline": False, "math_inline_double": True, "math_block": True, "math_block_label": True}
 PREPARED = (*MATH_TOKENS, "directive", "sim_expr")
 
@@ -100,7 +101,7 @@ def render_lesson_markdown(md: MarkdownIt, text: str, first_line: int, ctx: Less
             try:
                 _prepare(item, line, ctx)
             except LessonError as e:
-                problems.append(e)
+                problems.extend(getattr(e, "errors", [e]))
                 item.meta["html"] = ""
         _close_upcoming_links(token.children or [])
     return md.renderer.render(tokens, md.options, {})
@@ -154,3 +155,6 @@ def _resolve_link(token: Token, line: int, ctx: LessonContext) -> None:
             token.meta["upcoming"] = True
     elif href.startswith("#"):
         ctx.links.append(LinkUse(line, None, href[1:]))
+    elif not EXTERNAL.match(href):
+        raise LessonError(line, f"link {href!r}: link to another lesson with lesson:SLUG, to this page with #id, "
+                                "or to an external page with https://")

@@ -31,3 +31,11 @@ class LessonError(Exception):
         self.line = line
         self.message = message
         super().__init__(f"line {line}: {message}")
+
+
+class LessonErrors(LessonError):
+    """Several problems found by one directive; reported one by one."""
+
+    def __init__(self, errors: list[LessonError]):
+        self.errors = errors
+        super().__init__(errors[0].line, errors[0].message)

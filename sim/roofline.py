@@ -75,6 +75,11 @@ def _estimate(hw: Hardware, flops: float, tokens: int, **bytes_by_kind: float) -
     )
 
 
+def attainable_flops_per_s(hw: Hardware, intensity: float) -> float:
+    """The roof at a given intensity: bandwidth x intensity up to the ridge, peak compute beyond it."""
+    return min(hw.peak_flops_per_s, hw.bandwidth_bytes_per_s * intensity)
+
+
 def ridge_point(hw: Hardware) -> float:
     """Intensity (FLOP/byte) above which a step is compute-bound: peak / bandwidth."""
     return hw.peak_flops_per_s / hw.bandwidth_bytes_per_s

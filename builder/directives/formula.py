@@ -36,6 +36,7 @@ def formula_directive(ctx: LessonContext, args: str, body: str, line: int) -> st
         return f'<mrow class="term" data-term="{term.key}" tabindex="0" role="button" aria-label="{name}">'
 
     mathml = TERM_MROW.sub(clickable, mathml)
+    ctx.scripted = True
     if widget_id is not None:
         ctx.checks.append((line, lambda c: _link_problem(c, widget_id, used)))
     hint = "点公式里带下划线的任一项，看它是什么、现在等于多少。" if ctx.lang == "zh" else \

@@ -6,7 +6,7 @@ import jinja2
 
 from builder.context import LessonContext, WidgetUse
 from builder.directives import directive, json_island, key_line, load_yaml_body
-from builder.problems import LessonError
+from builder.problems import LessonError, LessonErrors
 from sim import widgets
 from sim.widgets.controls import coerce_state, config_problems, describe
 
@@ -31,10 +31,12 @@ def widget_directive(ctx: LessonContext, args: str, body: str, line: int) -> str
     config = {} if config is None else config
     problems = config_problems(module.PARAMS, config)
     if problems:
-        key, message = problems[0]
-        raise LessonError(key_line(body, key, line + 1) if key else line + 1, f"widget {name}: {message}")
+        errors = [LessonError(key_line(body, key, line + 1) if key else line + 1, f"widget {name}: {message}")
+                  for key, message in problems]
+        raise LessonErrors(errors)
     state = coerce_state(module.PARAMS, {**config, "lang": ctx.lang})
     view = module.render(state)
+    ctx.scripted = True
     ctx.widgets.append(WidgetUse(name=name, id=widget_id, line=line, outputs=frozenset(view["outputs"]),
                                  params=frozenset(p.name for p in module.PARAMS)))
     try:

@@ -71,6 +71,34 @@ class Select:
         return None
 
 
+@dataclass(frozen=True)
+class Number:
+    """A number the student types freely (e.g. a prediction); empty or invalid input means "no value" (None)."""
+
+    name: str
+    label: dict[str, str]
+    min: float = -1e15
+    max: float = 1e15
+    unit: str = ""
+    default: None = None
+    kind: str = field(default="number", init=False)
+
+    def coerce(self, value) -> float | None:
+        number = _as_number(value)
+        if number is None:
+            return None
+        number = min(max(number, self.min), self.max)
+        return int(number) if number.is_integer() else number
+
+    def problem(self, value) -> str | None:
+        if value is None:
+            return None
+        number = _as_number(value)
+        if number is None or not self.min <= number <= self.max:
+            return f"{self.name} must be empty or a number from {self.min:g} to {self.max:g}, got {value!r}"
+        return None
+
+
 def _as_number(value) -> float | None:
     """A finite float from a number or numeric text, else None (bools are not numbers here)."""
     if isinstance(value, bool):
@@ -97,6 +125,16 @@ def coerce_state(params, state) -> dict:
     return clean
 
 
+def changed_param(params, state) -> str | None:
+    """The parameter the student just changed, when the page says so (state["changed"]); else None.
+
+    Widgets whose parameters depend on each other use it: e.g. picking a preset fills in the fields it
+    implies, while editing one of those fields switches the preset to "custom".
+    """
+    changed = state.get("changed") if isinstance(state, dict) else None
+    return changed if any(p.name == changed for p in params) else None
+
+
 def config_problems(params, config) -> list[tuple[str | None, str]]:
     """What is wrong with a lesson's initial configuration for a widget, as (parameter, message) pairs."""
     if not isinstance(config, dict):
@@ -121,6 +159,8 @@ def describe(params, state: dict, lang: str) -> list[dict]:
         if isinstance(p, Range):
             d.update(min=p.min, max=p.max, step=p.step, log=p.log, unit=p.unit, steps=SLIDER_STEPS,
                      position=p.slider_position(state[p.name]))
+        elif isinstance(p, Number):
+            d.update(unit=p.unit, value="" if state[p.name] is None else state[p.name])
         else:
             d["style"] = p.style
             d["options"] = [{"value": v, "label": lbl.get(lang) or lbl["en"]} for v, lbl in p.options]

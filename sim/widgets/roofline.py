@@ -1,7 +1,9 @@
-"""Roofline: where one prefill step and one decode step of a model land on a GPU's roofline."""
+"""Roofline: where one prefill step and one decode step of a model land on a GPU's roofline, what
+bytes each step moves, and how many requests fit in memory."""
 
 from __future__ import annotations
 
+import html
 import math
 
 from sim import memory, presets, roofline
@@ -23,14 +25,22 @@ PARAMS = (
 X_RANGE = (math.log10(0.3), math.log10(1e5))
 Y_RANGE = (math.log10(0.3), math.log10(5e3))
 
+COLOURS = {"prefill": "#16a34a", "decode": "#2563eb", "weights": "#94a3b8", "state": "#9333ea", "kv": "#f97316",
+           "attention": "#a855f7", "roof": "#374151"}
+
 TEXT = {
     "zh": {
         "x": "算术强度（FLOP / 字节）", "y": "可达算力（TFLOP/s）", "roof": "屋顶线", "ridge": "拐点",
-        "prefill": "prefill", "decode": "decode",
+        "prefill": "prefill", "decode": "decode", "weights_only": "decode（只算权重）",
+        "attention": "decode 注意力", "compute": "算力受限", "memory": "带宽受限",
+        "weights": "权重", "state": "递归状态", "kv": "KV cache", "bars": "每一步读写的字节", "on": "（%s）",
     },
     "en": {
         "x": "Arithmetic intensity (FLOP / byte)", "y": "Attainable compute (TFLOP/s)", "roof": "Roofline",
-        "ridge": "Ridge", "prefill": "prefill", "decode": "decode",
+        "ridge": "Ridge", "prefill": "prefill", "decode": "decode", "weights_only": "decode (weights only)",
+        "attention": "decode attention", "compute": "compute-bound", "memory": "memory-bound",
+        "weights": "weights", "state": "recurrent state", "kv": "KV cache", "bars": "Bytes moved per step",
+        "on": " (%s)",
     },
 }
 
@@ -38,6 +48,7 @@ TEXT = {
 def render(state) -> dict:
     """The roofline view for any state (invalid values replaced by defaults or clamped)."""
     s = coerce_state(PARAMS, state)
+    t = TEXT[s["lang"]]
     hw, m = presets.hardware(s["hardware"]), presets.model(s["model"])
     pre = roofline.prefill(m, hw, tokens=s["T"], state_dtype=s["state_dtype"])
     dec = roofline.decode(m, hw, batch=s["B"], context=s["context"], state_dtype=s["state_dtype"])
@@ -45,21 +56,42 @@ def render(state) -> dict:
     per_request = memory.bytes_per_request(m, context=s["context"], state_dtype=s["state_dtype"])
     weights = memory.resident_bytes(m, batch=0, context=s["context"], state_dtype=s["state_dtype"])
     resident = weights + s["B"] * per_request
+    ridge = roofline.ridge_point(hw)
+    weights_only = dec.flops / dec.bytes_by_kind["weights"]
+
+    def both(fn) -> str:
+        return f"prefill {fn(pre)} · decode {fn(dec)}"
 
     outputs = {
         "prefill_ms": output(pre.time_s * 1e3, fmt_ms(pre.time_s)),
         "prefill_intensity": output(pre.intensity, f"{fmt_sig(pre.intensity)} FLOP/B"),
+        "prefill_bound": output(int(pre.bound == "compute"), t[pre.bound]),
         "decode_ms": output(dec.time_s * 1e3, fmt_ms(dec.time_s)),
         "decode_intensity": output(dec.intensity, f"{fmt_sig(dec.intensity)} FLOP/B"),
+        "decode_bound": output(int(dec.bound == "compute"), t[dec.bound]),
+        "weights_only_intensity": output(weights_only, f"{fmt_sig(weights_only)} FLOP/B"),
+        "attention_intensity": output(roofline.decode_attention_intensity(m),
+                                      f"{fmt_sig(roofline.decode_attention_intensity(m))} FLOP/B"),
         "tokens_per_s": output(dec.tokens_per_s, f"{fmt_grouped(dec.tokens_per_s)} tok/s"),
         "memory_gb": output(resident / 1e9, f"{resident / 1e9:,.1f} GB"),
         "max_batch": output(fits, fmt_grouped(fits)),
+        # The values behind the roofline formula's clickable terms (lessons/terms.yml).
+        "peak": output(hw.peak_flops_per_s, f"{hw.peak_flops_per_s / 1e12:g} TFLOP/s{t['on'] % hw.short_name}"),
+        "bandwidth": output(hw.bandwidth_bytes_per_s,
+                            f"{hw.bandwidth_bytes_per_s / 1e12:g} TB/s{t['on'] % hw.short_name}"),
+        "ridge": output(ridge, f"{fmt_sig(ridge)} FLOP/B{t['on'] % hw.short_name}"),
+        "step_flops": output(dec.flops, both(lambda e: fmt_flops(e.flops))),
+        "step_bytes": output(dec.bytes, both(lambda e: fmt_bytes(e.bytes))),
+        "step_time": output(dec.time_s * 1e3, both(lambda e: fmt_ms(e.time_s))),
+        "intensity": output(dec.intensity, both(lambda e: f"{fmt_sig(e.intensity)} FLOP/B")),
     }
     derivations = {
         "prefill_ms": _time_derivation(pre, hw),
         "decode_ms": _time_derivation(dec, hw),
         "prefill_intensity": f"{fmt_flops(pre.flops)} ÷ {fmt_bytes(pre.bytes)} = {fmt_sig(pre.intensity)} FLOP/B",
         "decode_intensity": f"{fmt_flops(dec.flops)} ÷ {fmt_bytes(dec.bytes)} = {fmt_sig(dec.intensity)} FLOP/B",
+        "weights_only_intensity": f"{fmt_flops(dec.flops)} ÷ {fmt_bytes(dec.bytes_by_kind['weights'])} "
+                                  f"= {fmt_sig(weights_only)} FLOP/B",
         "tokens_per_s": f"{s['B']} ÷ {fmt_ms(dec.time_s)} = {fmt_grouped(dec.tokens_per_s)} tok/s",
         "memory_gb": f"{fmt_bytes(weights)} + {s['B']} × {fmt_bytes(per_request)} = {fmt_bytes(resident)}",
         "max_batch": f"⌊({fmt_bytes(hw.memory_bytes)} − {fmt_bytes(weights)}) ÷ {fmt_bytes(per_request)}⌋ = {fits}",
@@ -67,7 +99,8 @@ def render(state) -> dict:
     return view(
         s,
         outputs,
-        figures={"roofline": _figure(hw, pre, dec, s)},
+        figures={"roofline": _figure(hw, m, pre, dec, s)},
+        svg={"bytes": _byte_bars(pre, dec, s)},
         flags={"capacity": s["B"] > fits},
         derivations=derivations,
     )
@@ -81,44 +114,82 @@ def _time_derivation(e: roofline.Estimate, hw: presets.Hardware) -> str:
     )
 
 
-def _figure(hw: presets.Hardware, pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> dict:
+def _figure(hw: presets.Hardware, m: presets.Model, pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> dict:
     t = TEXT[s["lang"]]
     peak_t = hw.peak_flops_per_s / 1e12
-    bw_t = hw.bandwidth_bytes_per_s / 1e12  # TFLOP/s per (FLOP/byte)
     ridge = roofline.ridge_point(hw)
     x_lo, x_hi = 10 ** X_RANGE[0], 10 ** X_RANGE[1]
 
-    def point(name: str, e: roofline.Estimate, colour: str, symbol: str) -> dict:
+    def point(name: str, intensity: float, attained: float, colour: str, symbol: str, size: int = 13) -> dict:
         return {
             "type": "scatter", "mode": "markers", "name": name,
-            "x": [e.intensity], "y": [e.attained_flops_per_s / 1e12],
-            "marker": {"size": 13, "color": colour, "symbol": symbol, "line": {"width": 1, "color": "#1f2937"}},
+            "x": [intensity], "y": [attained / 1e12],
+            "marker": {"size": size, "color": colour, "symbol": symbol, "line": {"width": 2, "color": colour}},
             "hovertemplate": f"{name}<br>%{{x:.3g}} FLOP/B<br>%{{y:.4g}} TFLOP/s<extra></extra>",
         }
 
+    weights_only = dec.flops / dec.bytes_by_kind["weights"]
+    attention = roofline.decode_attention_intensity(m)
     data = [
         {
             "type": "scatter", "mode": "lines", "name": f"{t['roof']} · {hw.short_name}",
-            "x": [x_lo, ridge, x_hi], "y": [bw_t * x_lo, peak_t, peak_t],
-            "line": {"color": "#374151", "width": 2}, "hoverinfo": "skip",
+            "x": [x_lo, ridge, x_hi], "y": [hw.bandwidth_bytes_per_s / 1e12 * x_lo, peak_t, peak_t],
+            "line": {"color": COLOURS["roof"], "width": 2}, "hoverinfo": "skip",
         },
         {
             "type": "scatter", "mode": "markers+text", "name": t["ridge"], "showlegend": False,
             "x": [ridge], "y": [peak_t], "text": [f"{t['ridge']} {fmt_sig(ridge)}"], "textposition": "top left",
-            "marker": {"size": 8, "color": "#374151", "symbol": "diamond"},
+            "marker": {"size": 8, "color": COLOURS["roof"], "symbol": "diamond"},
             "hovertemplate": f"{t['ridge']}<br>%{{x:.4g}} FLOP/B<extra></extra>",
         },
-        point(t["prefill"], pre, "#16a34a", "circle"),
-        point(t["decode"], dec, "#2563eb", "square"),
+        point(t["prefill"], pre.intensity, pre.attained_flops_per_s, COLOURS["prefill"], "circle"),
+        point(t["decode"], dec.intensity, dec.attained_flops_per_s, COLOURS["decode"], "circle"),
+        point(t["weights_only"], weights_only, roofline.attainable_flops_per_s(hw, weights_only),
+              COLOURS["decode"], "circle-open-dot"),
+        point(t["attention"], attention, roofline.attainable_flops_per_s(hw, attention),
+              COLOURS["attention"], "circle", size=8),
     ]
     layout = {
         "xaxis": {"type": "log", "range": list(X_RANGE), "title": {"text": t["x"]}},
         "yaxis": {"type": "log", "range": list(Y_RANGE), "title": {"text": t["y"]}},
         "margin": {"l": 64, "r": 16, "t": 16, "b": 56},
         "height": 380,
-        "legend": {"x": 0.01, "y": 0.99, "bgcolor": "rgba(255,255,255,0.8)"},
+        "legend": {"x": 0.01, "y": 0.99, "bgcolor": "rgba(255,255,255,0.85)"},
         "uirevision": "roofline",
         "paper_bgcolor": "#ffffff",
         "plot_bgcolor": "#ffffff",
     }
     return {"data": data, "layout": layout}
+
+
+def _byte_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> str:
+    """Stacked bars of the bytes each step moves, split into weights, recurrent state and KV, on one scale."""
+    t = TEXT[s["lang"]]
+    width, label_w, bar_h, gap = 640, 130, 26, 14
+    scale = (width - label_w - 10) / max(pre.bytes, dec.bytes)
+    rows = [(f"prefill T={s['T']:,}", pre), (f"decode B={s['B']:,}", dec)]
+    parts = []
+    for i, (label, e) in enumerate(rows):
+        y = 10 + i * (bar_h + gap)
+        parts.append(f'<text x="0" y="{y + bar_h * 0.7:.1f}" class="bar-label">{html.escape(label)}</text>')
+        x = float(label_w)
+        for kind in ("weights", "state", "kv"):
+            n = e.bytes_by_kind[kind]
+            w = n * scale
+            title = f"{t[kind]}: {fmt_bytes(n)}"
+            parts.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{bar_h}" fill="{COLOURS[kind]}" '
+                         f'data-kind="{kind}"><title>{html.escape(title)}</title></rect>')
+            if w > 70:
+                parts.append(f'<text x="{x + 4:.1f}" y="{y + bar_h * 0.7:.1f}" class="bar-value">'
+                             f'{html.escape(fmt_bytes(n))}</text>')
+            x += w
+        parts.append(f'<text x="{min(x + 4, width - 4):.1f}" y="{y - 2}" class="bar-total" text-anchor="end">'
+                     f'{html.escape(fmt_bytes(e.bytes))}</text>')
+    legend_y = 10 + 2 * (bar_h + gap) + 4
+    for j, kind in enumerate(("weights", "state", "kv")):
+        lx = label_w + j * 150
+        parts.append(f'<rect x="{lx}" y="{legend_y}" width="12" height="12" fill="{COLOURS[kind]}"></rect>'
+                     f'<text x="{lx + 16}" y="{legend_y + 11}" class="legend">{html.escape(t[kind])}</text>')
+    height = legend_y + 20
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" role="img" '
+            f'aria-label="{html.escape(t["bars"])}" class="byte-bars">{"".join(parts)}</svg>')

@@ -96,3 +96,14 @@ def test_line_numbers_count_from_the_lesson_body():
 def test_every_problem_is_reported_not_only_the_first():
     _, problems = render("$\\aa$\n\n$\\bb$\n\n::: nope\n:::\n")
     assert [p.line for p in problems] == [1, 3, 5]
+
+
+def test_every_bad_widget_setting_is_reported():
+    _, problems = render("::: widget roofline\nT: 0\nB: 9999\nspeed: 3\n:::\n")
+    assert [(p.line, p.message.split(":")[1].strip()[:5]) for p in problems] == [(2, "T mus"), (3, "B mus"), (4, "unkno")]
+
+
+@pytest.mark.parametrize("href", ["../demo/", "demo/index.html", "/demo/", "ftp://x"])
+def test_relative_and_script_links_are_refused(href):
+    _, problems = render(f"[x]({href})\n")
+    assert problems and "lesson:SLUG" in problems[0].message

@@ -41,9 +41,16 @@ export class Controls {
     this.ranges = [...section.querySelectorAll(".control-range")];
     this.selects = [...section.querySelectorAll(".control-select select")];
     this.radios = [...section.querySelectorAll('.control-choice input[type="radio"]')];
+    this.numbers = [...section.querySelectorAll('.control-number input[type="number"]')];
     for (const control of this.ranges) this.bindRange(control);
     for (const select of this.selects) {
       select.addEventListener("change", () => this.onChange({ [select.name]: select.value }, select));
+    }
+    for (const box of this.numbers) {
+      // A free number is sent when it is committed (Enter, leaving the box, or its button), not per keystroke.
+      const commit = () => this.onChange({ [box.name]: box.value.trim() === "" ? null : box.value }, box);
+      box.addEventListener("change", commit);
+      box.closest(".control-number").querySelector("button.commit")?.addEventListener("click", commit);
     }
     for (const radio of this.radios) {
       radio.addEventListener("change", () => {
@@ -79,7 +86,7 @@ export class Controls {
   }
 
   setEnabled(enabled) {
-    for (const element of this.section.querySelectorAll(".controls input, .controls select")) {
+    for (const element of this.section.querySelectorAll(".controls input, .controls select, .controls button")) {
       element.disabled = !enabled;
     }
   }
@@ -91,6 +98,9 @@ export class Controls {
       if (!(box.name in state) || box === except) continue;
       box.value = String(state[box.name]);
       control.querySelector('input[type="range"]').value = String(sliderPosition(Number(state[box.name]), rangeSpec(control)));
+    }
+    for (const box of this.numbers) {
+      if (box.name in state && box !== except) box.value = state[box.name] === null ? "" : String(state[box.name]);
     }
     for (const radio of this.radios) {
       if (radio.dataset.name in state) radio.checked = String(state[radio.dataset.name]) === radio.value;

@@ -28,6 +28,7 @@ export class Widget {
     this.id = section.id;
     const data = JSON.parse(section.querySelector("script.widget-data").textContent);
     this.name = data.widget;
+    this.view = data.view; // the newest view shown: pre-rendered until Python answers
     this.initial = data.state;
     this.lang = data.state.lang;
     this.paramNames = Object.keys(data.state).filter((name) => name !== "lang");
@@ -61,8 +62,10 @@ export class Widget {
   }
 
   change(fragment, source) {
-    const state = { ...this.state, ...fragment };
-    this.state = state;
+    this.state = { ...this.state, ...fragment };
+    // Python may adjust dependent parameters around the one just changed (changed_param in controls.py).
+    const names = Object.keys(fragment);
+    const state = names.length === 1 ? { ...this.state, changed: names[0] } : { ...this.state };
     if (this.inFlight || this.runtime.status !== "ready") this.queued = { state, source };
     else this.send(state, source);
   }
@@ -82,16 +85,18 @@ export class Widget {
   }
 
   apply(view, source) {
+    this.view = view;
     // Python returns the state it actually used (bad values replaced); the page adopts it.
     if (!this.queued) {
       this.state = { ...view.state };
       this.controls.show(view.state, source === document.activeElement ? source : null);
     }
     for (const [name, { value, text }] of Object.entries(view.outputs)) {
-      const output = this.section.querySelector(`output[name="${name}"]`);
-      if (!output || output.dataset.value === String(value)) continue;
-      output.dataset.value = String(value);
-      output.textContent = text;
+      for (const output of this.section.querySelectorAll(`output[name="${name}"]`)) {
+        if (output.dataset.value === String(value) && output.textContent === text) continue;
+        output.dataset.value = String(value);
+        output.textContent = text;
+      }
     }
     for (const [name, text] of Object.entries(view.derivations ?? {})) {
       const element = this.section.querySelector(`[data-derivation="${name}"]`);

@@ -1,0 +1,129 @@
+"""A student never sees a broken page: no Python, a failing widget, hostile links, strict CSP."""
+
+import io
+import json
+import re
+import zipfile
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from sim import widgets
+from tests.browser.conftest import READY_TIMEOUT_MS, open_ready
+
+
+def pages(built_site: Path) -> list[str]:
+    return sorted(str(p.relative_to(built_site).parent).replace(".", "") + "/" for p in built_site.rglob("index.html"))
+
+
+def widget_ids(page) -> list[tuple[str, str]]:
+    return page.eval_on_selector_all("[data-widget]", "els => els.map(e => [e.id, e.dataset.widget])")
+
+
+def test_every_page_loads_clean_under_the_csp(site_page, server, built_site):
+    # site_page fails the test on any console error, uncaught error, CSP violation or foreign request.
+    for path in pages(built_site):
+        site_page.goto(server.url(path.lstrip("/")))
+        if widget_ids(site_page):
+            site_page.wait_for_function(
+                "() => [...document.querySelectorAll('[data-widget]')].every(w => w.dataset.state === 'ready')",
+                timeout=READY_TIMEOUT_MS)
+        csp = site_page.get_attribute('meta[http-equiv="Content-Security-Policy"]', "content")
+        assert "default-src 'self'" in csp and "script-src 'self' 'wasm-unsafe-eval'" in csp
+        assert site_page.locator("script:not([src]):not([type='application/json'])").count() == 0
+
+
+def test_without_python_the_page_reads_and_offers_a_retry(page, server, watch):
+    # The wasm runtime is blocked (offline, filtered network): every widget keeps its pre-rendered
+    # figures, says that interaction is unavailable, and offers a retry that works once Python loads.
+    blocked = {"on": True}
+
+    def route(r):
+        if blocked["on"] and "/vendor/pyodide/" in r.request.url:
+            r.abort()
+        else:
+            r.continue_()
+
+    page.route("**/*", route)
+    page.on("pageerror", lambda e: watch.page_errors.append(str(e)))
+    page.goto(server.url("prefill-decode/"))
+    sections = page.locator("[data-widget]")
+    for i in range(sections.count()):
+        section = sections.nth(i)
+        expect(section).to_have_attribute("data-state", "failed", timeout=READY_TIMEOUT_MS)
+        expect(section.locator(".status-text")).to_contain_text("交互暂不可用")
+        expect(section.locator(".retry")).to_be_visible()
+        assert section.locator("output").count() == 0 or section.locator("output").first.inner_text() != ""
+    expect(page.locator('#roofline output[name="decode_ms"]').first).to_have_text(
+        widgets.render("roofline", {"context": 4096, "lang": "zh"})["outputs"]["decode_ms"]["text"])
+    assert watch.page_errors == []
+    blocked["on"] = False
+    page.locator("#roofline .retry").click()
+    expect(page.locator("#roofline")).to_have_attribute("data-state", "ready", timeout=READY_TIMEOUT_MS)
+
+
+def test_a_widget_whose_render_fails_leaves_the_others_working(site_page, server, built_site):
+    # Serve a simulator whose roofline render raises for T = 777; everything else is unchanged.
+    [zip_path] = (built_site / "py").glob("sim-*.zip")
+    patched = io.BytesIO()
+    with zipfile.ZipFile(zip_path) as original, zipfile.ZipFile(patched, "w") as out:
+        for item in original.infolist():
+            data = original.read(item)
+            if item.filename == "sim/widgets/roofline.py":
+                data += (b"\n_render = render\n\ndef render(state):\n"
+                         b"    if isinstance(state, dict) and str(state.get('T')) == '777':\n"
+                         b"        raise RuntimeError('simulated failure')\n    return _render(state)\n")
+            out.writestr(item, data)
+    site_page.route(re.compile(r".*/py/sim-[0-9a-f]+\.zip$"),
+                    lambda r: r.fulfill(body=patched.getvalue(), content_type="application/zip"))
+    roof = open_ready(site_page, server.url("prefill-decode/"))
+    before = roof.locator('output[name="prefill_ms"]').first.get_attribute("data-value")
+    roof.locator('input[name="T"]').fill("777")
+    expect(roof.locator(".status-text")).to_contain_text("没算成功")
+    assert roof.locator('output[name="prefill_ms"]').first.get_attribute("data-value") == before
+    others = [(i, n) for i, n in widget_ids(site_page) if n != "roofline"]
+    assert others, "the lesson has other widgets"
+    for widget_id, name in others:
+        section = site_page.locator(f"#{widget_id}")
+        expect(section).to_have_attribute("data-state", "ready")
+    # The failing widget recovers with the next good state.
+    roof.locator('input[name="T"]').fill("2048")
+    expect(roof.locator(".widget-status")).to_be_hidden()
+    expect(roof.locator('output[name="prefill_ms"]').first).to_have_attribute(
+        "data-value", str(widgets.render("roofline", {"T": 2048, "context": 4096, "lang": "zh"})["outputs"]["prefill_ms"]["value"]))
+
+
+HOSTILE = ["abc", "-5", "1e309", "NaN", "99999999999999999999999", "<img src=x onerror=alert(1)>",
+           "\"><script>alert(1)</script>", "", "0x10"]
+
+
+@pytest.mark.parametrize("path", ["prefill-decode/", "inference-vs-training/"])
+def test_hostile_url_values_fall_back_to_valid_state(site_page, server, path, built_site):
+    if not (built_site / path / "index.html").exists():
+        pytest.skip(f"{path} is not built")
+    site_page.goto(server.url(path))
+    ids = widget_ids(site_page)
+    dialogs = []
+    site_page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    for round_, value in enumerate(HOSTILE):
+        query = {}
+        for widget_id, name in ids:
+            for param in widgets.load(name).PARAMS:
+                query[f"{widget_id}.{param.name}"] = value
+            query[f"{widget_id}.nosuch"] = value
+        query["x.y"] = value
+        from urllib.parse import urlencode
+        site_page.goto(server.url(path) + "?" + urlencode(query))
+        site_page.wait_for_function(
+            "() => [...document.querySelectorAll('[data-widget]')].every(w => w.dataset.state === 'ready')",
+            timeout=READY_TIMEOUT_MS)
+        site_page.wait_for_function("ids => ids.every(i => window.inferlab.views[i] !== undefined)",
+                                    arg=[i for i, _ in ids])
+        for widget_id, name in ids:
+            raw = {p.name: value for p in widgets.load(name).PARAMS}
+            expected = json.loads(json.dumps(widgets.render(name, {**raw, "lang": "zh"})))
+            assert site_page.evaluate(f"window.inferlab.views[{json.dumps(widget_id)}]") == expected, (widget_id, value)
+        assert site_page.locator("img[src=x]").count() == 0
+        assert site_page.evaluate("typeof window.__xss") == "undefined"
+    assert dialogs == []
