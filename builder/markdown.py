@@ -27,6 +27,8 @@ from builder.problems import LessonError
 DIRECTIVE_OPEN = re.compile(r"^(:{3,})\s*([A-Za-z][\w-]*)(.*)$")
 SIM_OPEN = "{sim}`"
 EXTERNAL = re.compile(r"^(https?:|mailto:)")
+# CJK ideographs and full-width punctuation: text in which a line break is not a word space.
+CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
 MATH_TOKENS = {"math_inline": False, "math_inline_double": True, "math_block": True, "math_block_label": True}
 PREPARED = (*MATH_TOKENS, "directive", "sim_expr")
 
@@ -104,7 +106,21 @@ def render_lesson_markdown(md: MarkdownIt, text: str, first_line: int, ctx: Less
                 problems.extend(getattr(e, "errors", [e]))
                 item.meta["html"] = ""
         _close_upcoming_links(token.children or [])
+        _join_cjk_lines(token.children or [])
     return md.renderer.render(tokens, md.options, {})
+
+
+def _join_cjk_lines(children: list[Token]) -> None:
+    """A line break inside a Chinese paragraph is not a space: browsers would show one between the
+    characters, so a soft break with CJK text on either side renders as nothing."""
+    for i, child in enumerate(children):
+        if child.type != "softbreak":
+            continue
+        before = children[i - 1].content[-1:] if i > 0 and children[i - 1].type == "text" else ""
+        after = children[i + 1].content[:1] if i + 1 < len(children) and children[i + 1].type == "text" else ""
+        if CJK.match(before) or CJK.match(after):
+            child.type = "text"
+            child.content = ""
 
 
 def _close_upcoming_links(children: list[Token]) -> None:

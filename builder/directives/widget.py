@@ -36,6 +36,7 @@ def widget_directive(ctx: LessonContext, args: str, body: str, line: int) -> str
         raise LessonErrors(errors)
     state = coerce_state(module.PARAMS, {**config, "lang": ctx.lang})
     view = module.render(state)
+    state = view["state"]  # what render actually used: presets may fill dependent fields
     ctx.scripted = True
     ctx.widgets.append(WidgetUse(name=name, id=widget_id, line=line, outputs=frozenset(view["outputs"]),
                                  params=frozenset(p.name for p in module.PARAMS)))
@@ -43,6 +44,13 @@ def widget_directive(ctx: LessonContext, args: str, body: str, line: int) -> str
         template = ctx.templates.get_template(f"widgets/{name}.html")
     except jinja2.TemplateNotFound:
         raise LessonError(line, f"widget {name} has no template site/templates/widgets/{name}.html") from None
+    try:
+        return _render_template(template, ctx, name, widget_id, module, state, view)
+    except jinja2.TemplateError as e:
+        raise LessonError(line, f"widget {name}: its template failed for this state: {type(e).__name__}: {e}") from None
+
+
+def _render_template(template, ctx: LessonContext, name: str, widget_id: str, module, state: dict, view: dict) -> str:
     return template.render(
         id=widget_id,
         name=name,

@@ -9,7 +9,7 @@ import math
 from sim import memory, presets, roofline
 from sim.widgets.common import hardware_select, model_select, state_dtype_select
 from sim.widgets.controls import Range, coerce_state
-from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, output, view
+from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, output, view, step_time_derivation
 
 PARAMS = (
     Range("T", {"zh": "提示长度 T（token）", "en": "Prompt length T (tokens)"}, default=4, min=1, max=32_768, log=True),
@@ -86,8 +86,8 @@ def render(state) -> dict:
         "intensity": output(dec.intensity, both(lambda e: f"{fmt_sig(e.intensity)} FLOP/B")),
     }
     derivations = {
-        "prefill_ms": _time_derivation(pre, hw),
-        "decode_ms": _time_derivation(dec, hw),
+        "prefill_ms": step_time_derivation(pre, hw),
+        "decode_ms": step_time_derivation(dec, hw),
         "prefill_intensity": f"{fmt_flops(pre.flops)} ÷ {fmt_bytes(pre.bytes)} = {fmt_sig(pre.intensity)} FLOP/B",
         "decode_intensity": f"{fmt_flops(dec.flops)} ÷ {fmt_bytes(dec.bytes)} = {fmt_sig(dec.intensity)} FLOP/B",
         "weights_only_intensity": f"{fmt_flops(dec.flops)} ÷ {fmt_bytes(dec.bytes_by_kind['weights'])} "
@@ -103,14 +103,6 @@ def render(state) -> dict:
         svg={"bytes": _byte_bars(pre, dec, s)},
         flags={"capacity": s["B"] > fits},
         derivations=derivations,
-    )
-
-
-def _time_derivation(e: roofline.Estimate, hw: presets.Hardware) -> str:
-    return (
-        f"max({fmt_flops(e.flops)} ÷ {hw.peak_flops_per_s / 1e12:g} TFLOP/s, "
-        f"{fmt_bytes(e.bytes)} ÷ {hw.bandwidth_bytes_per_s / 1e12:g} TB/s) "
-        f"= max({fmt_ms(e.compute_time_s)}, {fmt_ms(e.memory_time_s)}) = {fmt_ms(e.time_s)}"
     )
 
 

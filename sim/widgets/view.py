@@ -67,3 +67,12 @@ def fmt_flops(n: float) -> str:
         if abs(n) >= scale:
             return f"{fmt_sig(n / scale, 4)} {unit}"
     return f"{fmt_grouped(n)} FLOP"
+
+
+def step_time_derivation(e, hw) -> str:
+    """max(FLOPs / peak, bytes / bandwidth) with the numbers of a roofline Estimate on Hardware filled in."""
+    return (
+        f"max({fmt_flops(e.flops)} ÷ {hw.peak_flops_per_s / 1e12:g} TFLOP/s, "
+        f"{fmt_bytes(e.bytes)} ÷ {hw.bandwidth_bytes_per_s / 1e12:g} TB/s) "
+        f"= max({fmt_ms(e.compute_time_s)}, {fmt_ms(e.memory_time_s)}) = {fmt_ms(e.time_s)}"
+    )

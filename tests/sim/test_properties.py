@@ -67,9 +67,12 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=60, deadline=None)
+# Every parameter name any widget has, so that random states hit real parameters as well as junk keys.
+PARAM_NAMES = sorted({p.name for name in widgets.names() for p in widgets.load(name).PARAMS} | {"lang", "changed"})
+
+
+@settings(max_examples=150, deadline=None)
 @given(st.sampled_from(widgets.names()), st.dictionaries(
-    st.sampled_from(["T", "B", "context", "hardware", "model", "state_dtype", "lang", "x"]) | st.text(max_size=6),
-    json_values, max_size=8))
+    st.sampled_from(PARAM_NAMES) | st.text(max_size=6), json_values, max_size=10))
 def test_every_widget_renders_any_state(name, state):
     check_view(widgets.render(name, state))

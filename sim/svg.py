@@ -1,0 +1,56 @@
+"""A few SVG building blocks for widgets that draw their own figures.
+
+Every attribute value and every text is escaped here, so a caller can never inject markup, whatever
+string reaches it. Markup is returned as str; children are markup built by these same functions.
+"""
+
+from __future__ import annotations
+
+import html
+
+SVG_NAMESPACE = "http://www.w3.org/2000/svg"
+
+
+def number(x: float) -> str:
+    """A coordinate with at most two decimals and no trailing zeros: 12, 12.5, 12.34."""
+    text = f"{x:.2f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def attributes(attrs: dict) -> str:
+    """ name="value" pairs, numbers formatted by number(), values escaped; None values left out."""
+    parts = []
+    for name, value in attrs.items():
+        if value is None:
+            continue
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = number(value)
+        parts.append(f' {name}="{html.escape(str(value), quote=True)}"')
+    return "".join(parts)
+
+
+def element(name: str, attrs: dict, *children: str) -> str:
+    """<name attrs>children</name>, or <name attrs/> without children."""
+    if not children:
+        return f"<{name}{attributes(attrs)}/>"
+    return f"<{name}{attributes(attrs)}>{''.join(children)}</{name}>"
+
+
+def text(content: str, attrs: dict) -> str:
+    """A <text> element whose content is escaped."""
+    return element("text", attrs, html.escape(content, quote=False))
+
+
+def tspan(content: str, attrs: dict) -> str:
+    """A <tspan> element whose content is escaped."""
+    return element("tspan", attrs, html.escape(content, quote=False))
+
+
+def document(width: float, height: float, label: str, *children: str, css_class: str | None = None) -> str:
+    """A complete, self-contained <svg> with a viewBox and an accessible name; no scripts, no links."""
+    return element(
+        "svg",
+        {"xmlns": SVG_NAMESPACE, "class": css_class, "viewBox": f"0 0 {number(width)} {number(height)}",
+         "width": width, "height": height, "role": "img", "aria-label": label},
+        *children,
+    )

@@ -1,0 +1,215 @@
+"""Matmul shapes: the FFN up-projection W_up times T prompt tokens (GEMM, prefill) and times 1 token
+(GEMV, decode), drawn to a common scale, with the FLOPs, bytes and arithmetic intensity of each."""
+
+from __future__ import annotations
+
+import math
+
+from sim import matmul, presets, svg
+from sim.widgets.common import model_select
+from sim.widgets.controls import Range, Select, coerce_state
+from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_sig, output, view
+
+PARAMS = (
+    Range("T", {"zh": "提示长度 T", "en": "Prompt length T"}, default=4, min=1, max=32_768, log=True),
+    Select("scale", {"zh": "画法", "en": "Drawing"}, default="real", style="buttons",
+           options=(("real", {"zh": "真实规模", "en": "Real size"}),
+                    ("small", {"zh": "小规模", "en": "Small scale"}))),
+    model_select(),
+)
+T_MAX = PARAMS[0].max
+
+# Small-scale stand-ins, few enough elements to draw one cell each.
+SMALL = {"T": 4, "d": 6, "f": 8}
+ACTIVATION_BYTES = presets.DTYPE_BYTES["bf16"]  # BF16 inputs, weights and outputs
+
+# Drawing units (the SVG's own pixels). Real sizes: an edge of n elements is EDGE_MIN + EDGE_PER_DECADE·log10(n)
+# long, so that 1 is still visible and 32,768 still fits. Small scale: one square cell per element.
+EDGE_MIN = 12.0
+EDGE_PER_DECADE = 40.0
+CELL = 20.0
+MARGIN = 30.0  # left of the first matrix: room for its rotated row label
+GAP = 52.0  # between matrices: the × or = sign and the next matrix's row label
+TOP = 30.0  # above the tallest matrix: column labels
+BOTTOM = 44.0  # below it: name and role of each matrix
+APPROX_TOLERANCE = 0.05  # "≈ T" is said while the intensity is within 5% of T
+
+INK, MUTED = "#1f2937", "#4b5563"
+COLOURS = {  # (fill, stroke) per role
+    "input": ("#dbeafe", "#2563eb"),
+    "weight": ("#ffedd5", "#c2410c"),
+    "output": ("#dcfce7", "#15803d"),
+}
+
+TEXT = {
+    "zh": {
+        "input": "输入", "weight": "参数（可学习）", "output": "输出",
+        "gemm_label": "GEMM：输入 X（{T} × {d}）乘参数 W_up（{d} × {f}）得到输出 H（{T} × {f}）",
+        "gemv_label": "GEMV：输入 x（1 × {d}）乘参数 W_up（{d} × {f}）得到输出 h（1 × {f}）",
+        "real_note": "，边长按对数比例画",
+        "small_note": "，按小规模画，每格一个元素",
+        "approx": "≈ T = {T}（T 远小于 d、f：字节几乎全是权重）",
+        "below": "< T = {T}（T 已不远小于 d、f，输入和输出的字节不能再忽略）",
+        "approx_one": "≈ 1（字节几乎全是权重，每个权重只用一次）",
+        "weights_share": "（权重占 {share}）",
+    },
+    "en": {
+        "input": "input", "weight": "parameter (learnable)", "output": "output",
+        "gemm_label": "GEMM: input X ({T} × {d}) times parameter W_up ({d} × {f}) gives output H ({T} × {f})",
+        "gemv_label": "GEMV: input x (1 × {d}) times parameter W_up ({d} × {f}) gives output h (1 × {f})",
+        "real_note": "; edge lengths on a log scale",
+        "small_note": "; small scale, one cell per element",
+        "approx": "≈ T = {T} (T ≪ d, f: the bytes are almost all weights)",
+        "below": "< T = {T} (T is no longer ≪ d, f: input and output bytes count)",
+        "approx_one": "≈ 1 (the bytes are almost all weights, each used once)",
+        "weights_share": " (weights: {share})",
+    },
+}
+
+
+def render(state) -> dict:
+    """The GEMM-versus-GEMV view for any state (invalid values replaced by defaults or clamped)."""
+    s = coerce_state(PARAMS, state)
+    m = presets.model(s["model"])
+    d, f, t = m.hidden, m.intermediate, s["T"]
+    gemm = matmul.matmul_cost(t, d, f, ACTIVATION_BYTES)
+    gemv = matmul.matmul_cost(1, d, f, ACTIVATION_BYTES)
+    text = TEXT[s["lang"]]
+
+    outputs = {
+        "T": output(t, fmt_grouped(t)),
+        "d": output(d, fmt_grouped(d)),
+        "f": output(f, fmt_grouped(f)),
+        **{f"{symbol}_small": output(n, fmt_grouped(n)) for symbol, n in SMALL.items()},
+    }
+    derivations = {}
+    for case, cost in (("gemm", gemm), ("gemv", gemv)):
+        outputs[f"{case}_flops"] = output(cost.flops, fmt_flops(cost.flops))
+        outputs[f"{case}_bytes"] = output(cost.bytes, fmt_bytes(cost.bytes))
+        outputs[f"{case}_intensity"] = output(cost.intensity, f"{fmt_sig(cost.intensity, 4)} FLOP/B")
+        derivations[f"{case}_flops"] = describe_flops(cost)
+        derivations[f"{case}_bytes"] = describe_bytes(cost, text)
+        derivations[f"{case}_intensity"] = describe_intensity(cost, text)
+
+    small = s["scale"] == "small"
+    sizes = dict(SMALL) if small else {"T": t, "d": d, "f": f}
+    labels = {symbol: fmt_grouped(n) for symbol, n in sizes.items()}
+    note = text["small_note" if small else "real_note"]
+    # Real size keeps room for the largest T, so that the page below does not jump while T is dragged.
+    gemm_room = sizes["T"] if small else T_MAX
+    figures_svg = {
+        "gemm": draw_product(("T", sizes["T"]), ("d", sizes["d"]), ("f", sizes["f"]), ("X", "H"), gemm_room,
+                             small, text["gemm_label"].format(**labels) + note, text),
+        "gemv": draw_product(("1", 1), ("d", sizes["d"]), ("f", sizes["f"]), ("x", "h"), 1,
+                             small, text["gemv_label"].format(**labels) + note, text),
+    }
+    return view(
+        s,
+        outputs,
+        svg=figures_svg,
+        flags={"real_scale": not small, "small_scale": small},
+        derivations=derivations,
+    )
+
+
+def describe_flops(cost: matmul.MatmulCost) -> str:
+    """2 × rows × inner × cols with the numbers filled in."""
+    return (f"2 × {fmt_grouped(cost.rows)} × {fmt_grouped(cost.inner)} × {fmt_grouped(cost.cols)} "
+            f"= {fmt_grouped(cost.flops)} FLOP")
+
+
+def describe_bytes(cost: matmul.MatmulCost, text: dict) -> str:
+    """b × (input + weight + output elements), each product spelled out, and the weights' share."""
+    b = cost.bytes_per_element
+    rows, inner, cols = (fmt_grouped(n) for n in (cost.rows, cost.inner, cost.cols))
+    elements = " + ".join(fmt_grouped(n // b) for n in (cost.input_bytes, cost.weight_bytes, cost.output_bytes))
+    share = text["weights_share"].format(share=f"{cost.weight_bytes / cost.bytes:.2%}")
+    return (f"{b} × ({rows} × {inner} + {inner} × {cols} + {rows} × {cols}) = {b} × ({elements}) "
+            f"= {fmt_grouped(cost.bytes)} B{share}")
+
+
+def describe_intensity(cost: matmul.MatmulCost, text: dict) -> str:
+    """FLOPs ÷ bytes, the same as 1 ÷ (1/rows + 1/inner + 1/cols), and how close it is to rows."""
+    # The identity holds because a multiply-add's 2 FLOPs cancel BF16's 2 bytes per element.
+    exact = (f"{fmt_grouped(cost.flops)} ÷ {fmt_grouped(cost.bytes)} = {fmt_sig(cost.intensity, 4)} FLOP/B "
+             f"= 1 ÷ (1/{fmt_grouped(cost.rows)} + 1/{fmt_grouped(cost.inner)} + 1/{fmt_grouped(cost.cols)}) ")
+    if cost.rows == 1:
+        return exact + text["approx_one"]
+    close = cost.intensity >= (1 - APPROX_TOLERANCE) * cost.rows
+    return exact + text["approx" if close else "below"].format(T=fmt_grouped(cost.rows))
+
+
+def edge_length(n: int, small: bool) -> float:
+    """Drawn length of an edge of n elements: log-scaled at real size, one cell per element at small scale.
+
+    Every edge of both figures goes through here, so a dimension has the same length wherever it appears.
+    """
+    return CELL * n if small else EDGE_MIN + EDGE_PER_DECADE * math.log10(n)
+
+
+def draw_product(row: tuple[str, int], inner: tuple[str, int], col: tuple[str, int], names: tuple[str, str],
+                 room: int, small: bool, label: str, text: dict) -> str:
+    """(row × inner) · (inner × col) = (row × col) as an SVG: three labelled operands with × and = between.
+
+    `room` is the largest row count the figure must have space for; matrices are centred on one line.
+    """
+    operands = (
+        ("input", (names[0], ""), row, inner),
+        ("weight", ("W", "up"), inner, col),
+        ("output", (names[1], ""), row, col),
+    )
+    tallest = max(edge_length(room, small), edge_length(inner[1], small))
+    middle = TOP + tallest / 2
+    parts, x = [], MARGIN
+    for i, (role, name, (row_symbol, rows), (col_symbol, cols)) in enumerate(operands):
+        width, height = edge_length(cols, small), edge_length(rows, small)
+        top = middle - height / 2
+        parts.append(draw_operand(role, x, top, width, height, rows, cols, small))
+        parts.append(edge_label(row_symbol, rows, x - 8, middle, rotate=True))
+        parts.append(edge_label(col_symbol, cols, x + width / 2, top - 8))
+        parts.append(operand_caption(role, name, x + width / 2, TOP + tallest, text))
+        x += width
+        if i < len(operands) - 1:
+            parts.append(svg.text("×" if i == 0 else "=", {
+                "x": x + GAP * 0.38, "y": middle, "font-size": 22, "text-anchor": "middle",
+                "dominant-baseline": "central", "fill": INK}))
+            x += GAP
+    return svg.document(x + 8, TOP + tallest + BOTTOM, label, *parts, css_class="matmul-figure")
+
+
+def draw_operand(role: str, x: float, y: float, width: float, height: float, rows: int, cols: int,
+                 small: bool) -> str:
+    """One matrix: a filled rectangle, or at small scale a grid with one cell per element."""
+    fill, stroke = COLOURS[role]
+    outline = svg.element("rect", {"class": f"operand operand-{role}", "x": x, "y": y, "width": width,
+                                   "height": height, "fill": "none" if small else fill, "stroke": stroke,
+                                   "stroke-width": 1.5})
+    if not small:
+        return outline
+    cells = [
+        svg.element("rect", {"class": "cell", "x": x + c * CELL, "y": y + r * CELL, "width": CELL,
+                             "height": CELL, "fill": fill, "stroke": stroke, "stroke-width": 0.6})
+        for r in range(rows) for c in range(cols)
+    ]
+    return svg.element("g", {"class": f"cells cells-{role}"}, *cells, outline)
+
+
+def edge_label(symbol: str, n: int, x: float, y: float, rotate: bool = False) -> str:
+    """The size written along an edge: "T = 4", "d = 5,120"; the single-token edge is just "1"."""
+    content = symbol if symbol == str(n) else f"{symbol} = {fmt_grouped(n)}"
+    attrs = {"class": "edge-label", "x": x, "y": y, "font-size": 13, "text-anchor": "middle", "fill": INK}
+    if rotate:
+        attrs["transform"] = f"rotate(-90 {svg.number(x)} {svg.number(y)})"
+    return svg.text(content, attrs)
+
+
+def operand_caption(role: str, name: tuple[str, str], x: float, y: float, text: dict) -> str:
+    """The operand's symbol, as (letter, subscript), and its role, under the figure."""
+    letter, subscript = name
+    symbol = svg.tspan(letter, {})
+    if subscript:
+        symbol += svg.tspan(subscript, {"font-size": 10, "dy": 4})
+    return (svg.element("text", {"class": "operand-name", "x": x, "y": y + 20, "font-size": 15,
+                                 "font-style": "italic", "text-anchor": "middle", "fill": INK}, symbol)
+            + svg.text(text[role], {"class": "operand-role", "x": x, "y": y + 38, "font-size": 12,
+                                    "text-anchor": "middle", "fill": MUTED}))

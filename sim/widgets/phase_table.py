@@ -1,0 +1,112 @@
+"""Phase table: one request (a short question, a long answer) split into its prefill and its decode steps.
+
+Convention (sim/serving.py): the prompt is one prefill step (its time is the TTFT); each answer token
+is one batch-1 decode step, step i attending to prompt + i cached tokens; TPOT is the mean step.
+Recurrent state in FP32, as the anchor model keeps it.
+"""
+
+from __future__ import annotations
+
+from sim import presets, roofline, serving
+from sim.widgets.common import hardware_select, model_select
+from sim.widgets.controls import Range, coerce_state
+from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, output, view, step_time_derivation
+
+PARAMS = (
+    model_select(),
+    hardware_select(),
+    Range("prompt_tokens", {"zh": "问题长度（token）", "en": "Prompt length (tokens)"},
+          default=10, min=1, max=32_768, log=True),
+    Range("output_tokens", {"zh": "回答长度（token）", "en": "Answer length (tokens)"},
+          default=500, min=1, max=8_192, log=True),
+)
+
+STATE_DTYPE = "fp32"
+
+TEXT = {
+    "zh": {
+        "compute": "算力瓶颈", "memory": "带宽瓶颈",
+        "at_once": "一次送进 {p} 个 token", "per_step": "每步 1 个 token，共 {n} 步",
+        "steps": "{n} 步，第 i 步缓存 {p} + i 个 token：首步 {a}，末步 {b}，合计 {t}",
+        "share": "{x} ÷ ({a} + {b}) = {p}",
+        "mfu": "{f} ÷ {t} ÷ {pi} TFLOP/s = {p}",
+    },
+    "en": {
+        "compute": "compute-bound", "memory": "memory-bound",
+        "at_once": "{p} tokens at once", "per_step": "1 token per step, {n} steps",
+        "steps": "{n} steps, step i has {p} + i tokens cached: first {a}, last {b}, total {t}",
+        "share": "{x} ÷ ({a} + {b}) = {p}",
+        "mfu": "{f} ÷ {t} ÷ {pi} TFLOP/s = {p}",
+    },
+}
+
+
+def render(state) -> dict:
+    """The phase table for any state (invalid values replaced by defaults or clamped)."""
+    s = coerce_state(PARAMS, state)
+    t = TEXT[s["lang"]]
+    hw, m = presets.hardware(s["hardware"]), presets.model(s["model"])
+    p, n = s["prompt_tokens"], s["output_tokens"]
+    pre = roofline.prefill(m, hw, tokens=p, state_dtype=STATE_DTYPE)
+    run = serving.decode_run(m, hw, prompt_tokens=p, output_tokens=n, state_dtype=STATE_DTYPE)
+    first = roofline.decode(m, hw, batch=1, context=p, state_dtype=STATE_DTYPE)
+    last = roofline.decode(m, hw, batch=1, context=p + n - 1, state_dtype=STATE_DTYPE)
+    request_s = pre.time_s + run.time_s
+    prefill_share, decode_share = pre.time_s / request_s * 100, run.time_s / request_s * 100
+    prefill_mfu = pre.attained_flops_per_s / hw.peak_flops_per_s * 100
+    decode_mfu = run.flops / run.time_s / hw.peak_flops_per_s * 100
+    shape = f"({{rows}} × {m.hidden:,}) · ({m.hidden:,} × {m.intermediate:,})"
+
+    outputs = {
+        "prefill_tokens": output(p, t["at_once"].format(p=fmt_grouped(p))),
+        "decode_tokens": output(1, t["per_step"].format(n=fmt_grouped(n))),
+        "prefill_shape": output(p, "GEMM " + shape.format(rows=f"{p:,}")),
+        "decode_shape": output(1, "GEMV " + shape.format(rows=1)),
+        "prefill_intensity": output(pre.intensity, f"{fmt_sig(pre.intensity)} FLOP/B"),
+        "decode_intensity": output(run.intensity, f"{fmt_sig(run.intensity)} FLOP/B"),
+        "prefill_bound": output(int(pre.bound == "compute"), t[pre.bound]),
+        "decode_bound": output(int(run.bound == "compute"), t[run.bound]),
+        "prefill_ms": output(pre.time_s * 1e3, fmt_ms(pre.time_s)),
+        "decode_total_ms": output(run.time_s * 1e3, format_duration(run.time_s)),
+        "decode_ms_per_token": output(run.time_per_token_s * 1e3, fmt_ms(run.time_per_token_s)),
+        "prefill_share": output(prefill_share, format_percent(prefill_share)),
+        "decode_share": output(decode_share, format_percent(decode_share)),
+        "prefill_mfu": output(prefill_mfu, format_percent(prefill_mfu)),
+        "decode_mfu": output(decode_mfu, format_percent(decode_mfu)),
+        "ttft_ms": output(pre.time_s * 1e3, f"TTFT = {fmt_ms(pre.time_s)}"),
+        "tpot_ms": output(run.time_per_token_s * 1e3, f"TPOT = {fmt_ms(run.time_per_token_s)}"),
+        "request_ms": output(request_s * 1e3, format_duration(request_s)),
+        "ridge": output(roofline.ridge_point(hw), f"{fmt_sig(roofline.ridge_point(hw))} FLOP/B"),
+    }
+    peak_t = f"{hw.peak_flops_per_s / 1e12:g}"
+    derivations = {
+        "prefill_ms": step_time_derivation(pre, hw),
+        "decode_total_ms": t["steps"].format(n=fmt_grouped(n), p=fmt_grouped(p), a=fmt_ms(first.time_s),
+                                             b=fmt_ms(last.time_s), t=format_duration(run.time_s)),
+        "decode_ms_per_token": f"{format_duration(run.time_s)} ÷ {n:,} = {fmt_ms(run.time_per_token_s)}",
+        "prefill_intensity": f"{fmt_flops(pre.flops)} ÷ {fmt_bytes(pre.bytes)} = {fmt_sig(pre.intensity)} FLOP/B",
+        "decode_intensity": f"Σ {fmt_flops(run.flops)} ÷ Σ {fmt_bytes(run.bytes)} = {fmt_sig(run.intensity)} FLOP/B",
+        "prefill_share": t["share"].format(x=fmt_ms(pre.time_s), a=fmt_ms(pre.time_s),
+                                           b=format_duration(run.time_s), p=format_percent(prefill_share)),
+        "decode_share": t["share"].format(x=format_duration(run.time_s), a=fmt_ms(pre.time_s),
+                                          b=format_duration(run.time_s), p=format_percent(decode_share)),
+        "prefill_mfu": t["mfu"].format(f=fmt_flops(pre.flops), t=fmt_ms(pre.time_s), pi=peak_t,
+                                       p=format_percent(prefill_mfu)),
+        "decode_mfu": t["mfu"].format(f=fmt_flops(run.flops), t=format_duration(run.time_s), pi=peak_t,
+                                      p=format_percent(decode_mfu)),
+        "request_ms": f"TTFT + {n:,} × TPOT = {fmt_ms(pre.time_s)} + {n:,} × {fmt_ms(run.time_per_token_s)} "
+                      f"= {format_duration(request_s)}",
+        "ridge": f"{peak_t} TFLOP/s ÷ {hw.bandwidth_bytes_per_s / 1e12:g} TB/s "
+                 f"= {fmt_sig(roofline.ridge_point(hw))} FLOP/B",
+    }
+    return view(s, outputs, derivations=derivations)
+
+
+def format_duration(seconds: float) -> str:
+    """Milliseconds below a second (15.39 ms), seconds above (7.70 s)."""
+    return f"{seconds:,.2f} s" if seconds >= 1 else fmt_ms(seconds)
+
+
+def format_percent(x: float) -> str:
+    """A percentage to three significant digits: 99.8%, 0.199%."""
+    return f"{fmt_sig(x)}%"

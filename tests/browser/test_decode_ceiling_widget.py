@@ -1,0 +1,88 @@
+"""The decode-ceiling widget on the inference-vs-training lesson, in a real Chromium with a real Pyodide."""
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from sim import widgets
+from tests.browser.conftest import open_ready
+
+LESSON = "inference-vs-training/"
+ID = "decode-ceiling"
+
+
+def cpython_view(state: dict) -> dict:
+    return json.loads(json.dumps(widgets.render("decode-ceiling", {"lang": "zh", **state})))
+
+
+def browser_view(page) -> dict:
+    return page.evaluate(f"window.inferlab.views[{json.dumps(ID)}]")
+
+
+def assert_same_view(page, expected: dict) -> None:
+    """The browser's view equals CPython's; plotly.js fills in layout defaults, so figures compare by their data."""
+    got = browser_view(page)
+    assert {k: v for k, v in got.items() if k != "figures"} == {k: v for k, v in expected.items() if k != "figures"}
+    assert [(t["x"], t["y"]) for t in got["figures"]["ratios"]["data"]] == \
+        [(t["x"], t["y"]) for t in expected["figures"]["ratios"]["data"]]
+
+
+def wait_for_output(widget, name: str, value) -> None:
+    expect(widget.locator(f'output[name="{name}"]')).to_have_attribute("data-value", str(value))
+
+
+def test_ceiling_reads_before_python_and_becomes_ready(site_page, server):
+    site_page.goto(server.url(LESSON))
+    widget = site_page.locator(f"#{ID}")
+    expect(widget.locator('output[name="gap"]')).to_have_text("153×")
+    expect(widget.locator(".js-plotly-plot")).to_have_count(1)
+    expect(widget).to_have_attribute("data-state", "ready", timeout=60_000)
+
+
+def test_faster_gpu_buys_compute_not_decode(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), ID)
+    widget.locator('select[name="hardware"]').select_option("h100-sxm")
+    expected = cpython_view({"hardware": "h100-sxm"})
+    wait_for_output(widget, "ceiling_tokens_per_s", expected["outputs"]["ceiling_tokens_per_s"]["value"])
+    expect(widget.locator('output[name="compute_vs_a100"]')).to_have_text("×3.17")
+    expect(widget.locator('output[name="decode_vs_a100"]')).to_have_text("×1.64")
+    opacity = widget.locator('[data-figure="ratios"]').evaluate("el => el.data[1].marker.opacity")
+    assert opacity == [0.45, 1.0, 0.45, 0.45]
+    assert_same_view(site_page, expected)
+
+
+def test_preset_fills_params_and_editing_switches_to_custom(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), ID)
+    widget.locator('select[name="model"]').select_option("qwen3.8-27b")
+    expect(widget.locator('input[name="params_b"]')).to_have_value("26")
+    wait_for_output(widget, "step_ms", cpython_view({"model": "qwen3.8-27b"})["outputs"]["step_ms"]["value"])
+    widget.locator('input[name="params_b"]').fill("70")
+    expect(widget.locator('select[name="model"]')).to_have_value("custom")
+    expected = cpython_view({"model": "custom", "params_b": 70})
+    wait_for_output(widget, "weights_gb", 140)
+    assert_same_view(site_page, expected)
+    # Back to a preset: its size comes back into the field.
+    widget.locator('select[name="model"]').select_option("llama-2-7b")
+    expect(widget.locator('input[name="params_b"]')).to_have_value("7")
+
+
+def test_weight_format_buttons_raise_the_intensity(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), ID)
+    widget.locator(f'input[name="{ID}-weight_dtype"][value="int4"]').check(force=True)
+    wait_for_output(widget, "intensity", 4)
+    expected = cpython_view({"weight_dtype": "int4"})
+    wait_for_output(widget, "gap", expected["outputs"]["gap"]["value"])
+    assert_same_view(site_page, expected)
+
+
+@pytest.mark.parametrize("state", [
+    {"model": "custom", "params_b": 405, "weight_dtype": "fp8", "hardware": "b200"},
+    {"model": "qwen3-32b", "hardware": "h200-sxm"},
+])
+def test_link_restores_a_scenario(site_page, server, state):
+    query = "&".join(f"{ID}.{k}={v}" for k, v in state.items())
+    widget = open_ready(site_page, server.url(f"{LESSON}?{query}"), ID)
+    expected = cpython_view(state)
+    wait_for_output(widget, "ceiling_tokens_per_s", expected["outputs"]["ceiling_tokens_per_s"]["value"])
+    assert_same_view(site_page, expected)

@@ -1,0 +1,84 @@
+"""Lesson prefill-decode: the parts that are not widgets (formula terms, evolution map, links, dig-deeper)."""
+
+import json
+
+from playwright.sync_api import expect
+
+from sim import widgets
+from tests.browser.conftest import open_ready
+
+LESSON = "prefill-decode/"
+
+
+def roofline_view(page, **changes) -> dict:
+    state = page.evaluate("JSON.parse(document.querySelector('#roofline script.widget-data').textContent).state")
+    return json.loads(json.dumps(widgets.render("roofline", {**state, **changes})))
+
+
+def test_formula_terms_explain_themselves_from_the_keyboard(site_page, server):
+    open_ready(site_page, server.url(LESSON))
+    formula = site_page.locator("figure.formula").first
+    panel = formula.locator(".term-panel")
+    expect(panel).to_be_hidden()
+    term = formula.locator('[data-term="bandwidth"]')
+    term.focus()
+    site_page.keyboard.press("Enter")
+    expect(panel).to_be_visible()
+    expect(term).to_have_attribute("aria-expanded", "true")
+    expect(panel).to_contain_text("显存带宽")
+    expect(panel.locator(".term-value")).to_contain_text(roofline_view(site_page)["outputs"]["bandwidth"]["text"])
+    control = site_page.locator('#roofline [data-param="hardware"]')
+    expect(control).to_have_class("control control-select term-highlight")
+    # The value follows the widget: switch the GPU and the open panel updates.
+    site_page.locator('#roofline select[name="hardware"]').select_option("h200-sxm")
+    expect(panel.locator(".term-value")).to_contain_text("4.8 TB/s")
+    # Another term replaces it; Escape closes.
+    formula.locator('[data-term="intensity"]').click()
+    expect(panel).to_contain_text("算术强度")
+    expect(control).not_to_have_class("term-highlight")
+    site_page.keyboard.press("Escape")
+    expect(panel).to_be_hidden()
+
+
+def test_every_term_in_the_formula_has_a_value(site_page, server):
+    open_ready(site_page, server.url(LESSON))
+    terms = site_page.locator("figure.formula [data-term]")
+    assert terms.count() >= 5
+    for i in range(terms.count()):
+        terms.nth(i).click()
+        value = site_page.locator("figure.formula .term-panel .term-value").first
+        expect(value).not_to_contain_text("没有关联")
+
+
+def test_evolution_map_marks_this_lesson_and_upcoming_ones(site_page, server):
+    site_page.goto(server.url(LESSON))
+    generations = site_page.locator("ol.evolution > li")
+    assert generations.count() == 11
+    here = site_page.locator("ol.evolution > li.here")
+    expect(here).to_have_count(1)
+    expect(here).to_contain_text("你在这里")
+    upcoming = site_page.locator("ol.evolution > li.upcoming")
+    assert upcoming.count() >= 5
+    assert upcoming.locator("a").count() == 0  # upcoming lessons are not (broken) links
+    expect(upcoming.first.locator(".badge")).to_have_text("即将推出")
+
+
+def test_dig_deeper_and_questions_expand(site_page, server):
+    site_page.goto(server.url(LESSON))
+    digs = site_page.locator("details.dig")
+    assert digs.count() >= 8  # two dig-deeper sections and at least six questions
+    first = digs.first
+    expect(first.locator("p").first).to_be_hidden()
+    first.locator("summary").click()
+    expect(first.locator("p").first).to_be_visible()
+
+
+def test_next_gap_links_to_written_lessons_and_marks_the_rest(site_page, server, built_site):
+    site_page.goto(server.url(LESSON))
+    links = site_page.locator("main a[href]")
+    hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
+    for href in hrefs:
+        if href.startswith("../") and not href.startswith("../static"):
+            slug = href[3:].split("/")[0]
+            assert (built_site / slug / "index.html").exists(), href
+    assert site_page.locator(".upcoming-link").count() >= 1

@@ -1,0 +1,58 @@
+"""Every model- or GPU-dependent figure in a lesson's prose is computed by sim/ at build time:
+change a preset in a temporary build and the prose changes with it."""
+
+import json
+import re
+import shutil
+
+import pytest
+
+import build
+from sim import presets, roofline
+from sim.widgets.view import fmt_ms
+
+SIM_VALUE = re.compile(r'<span class="sim-value">([^<]*)</span>')
+
+
+@pytest.fixture
+def patched_presets(tmp_path, monkeypatch):
+    """Presets read from a copy in which the H100's bandwidth is 4.00 TB/s instead of 3.35."""
+    folder = tmp_path / "presets"
+    shutil.copytree(presets.PRESETS_DIR, folder)
+    hardware = json.loads((folder / "hardware.json").read_text(encoding="utf-8"))
+    hardware["h100-sxm"]["hbm_tb_per_s"] = 4.0
+    (folder / "hardware.json").write_text(json.dumps(hardware), encoding="utf-8")
+    monkeypatch.setattr(presets, "PRESETS_DIR", folder)
+    presets._hardware_table.cache_clear()
+    presets._model_table.cache_clear()
+    yield
+    monkeypatch.undo()
+    presets._hardware_table.cache_clear()
+    presets._model_table.cache_clear()
+
+
+def decode_step_text() -> str:
+    step = roofline.decode(presets.model("qwen3.8-27b"), presets.hardware("h100-sxm"), batch=1, context=4)
+    return fmt_ms(step.time_s)
+
+
+def build_lesson(out) -> str:
+    build.build(build.Paths(out=out))
+    return (out / "prefill-decode" / "index.html").read_text(encoding="utf-8")
+
+
+def test_prose_changes_with_a_preset(tmp_path, patched_presets):
+    patched_page = build_lesson(tmp_path / "patched")
+    patched_step = decode_step_text()
+    patched_values = SIM_VALUE.findall(patched_page)
+    presets.PRESETS_DIR = build.ROOT / "sim" / "presets"  # back to the real presets for the comparison build
+    presets._hardware_table.cache_clear()
+    real_page = build_lesson(tmp_path / "real")
+    real_step = decode_step_text()
+    real_values = SIM_VALUE.findall(real_page)
+
+    assert real_step == "15.39 ms" and patched_step != real_step
+    assert real_step in real_values and real_step not in patched_values
+    assert patched_step in patched_values
+    changed = sum(a != b for a, b in zip(real_values, patched_values))
+    assert len(real_values) == len(patched_values) and changed >= 10, "most H100 figures follow its bandwidth"

@@ -1,0 +1,120 @@
+"""The decode-ceiling widget: bandwidth ÷ weight bytes, and what a faster GPU does (not) buy."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim import widgets
+from sim.widgets import decode_ceiling
+from tests.sim.test_properties import json_values
+from tests.sim.test_widgets import check_view
+
+LLAMA_MATMUL_PARAMS = 6_607_077_376  # 32 x (3 x 4096 x 11008 + 4 x 4096^2) + 32000 x 4096
+ANCHOR_MATMUL_PARAMS = 25_623_939_584
+
+
+def values(view: dict) -> dict:
+    return {name: out["value"] for name, out in view["outputs"].items()}
+
+
+def test_default_is_llama_2_7b_in_bf16_on_an_a100():
+    view = widgets.render("decode-ceiling", {})
+    check_view(view)
+    assert view["state"] == {"model": "llama-2-7b", "params_b": 7, "weight_dtype": "bf16",
+                             "hardware": "a100-sxm-80gb", "lang": "zh"}
+    v = values(view)
+    weights = LLAMA_MATMUL_PARAMS * 2
+    assert v["weights_gb"] == pytest.approx(weights / 1e9, rel=1e-5)
+    assert v["ceiling_tokens_per_s"] == pytest.approx(2.039e12 / weights, rel=1e-5)
+    assert v["step_ms"] == pytest.approx(weights / 2.039e12 * 1e3, rel=1e-5)
+    assert v["intensity"] == 1
+    assert v["ridge"] == pytest.approx(312 / 2.039, rel=1e-5)
+    assert v["gap"] == pytest.approx(153.0, abs=0.05)  # the reference's "78x" halves it by taking intensity 2
+    assert v["compute_vs_a100"] == 1 and v["decode_vs_a100"] == 1
+    assert view["outputs"]["gap"]["text"] == "153×"
+
+
+def test_h100_has_3_17x_the_compute_but_1_64x_the_decode_ceiling():
+    a100 = values(widgets.render("decode-ceiling", {}))
+    h100 = values(widgets.render("decode-ceiling", {"hardware": "h100-sxm"}))
+    assert h100["compute_vs_a100"] == pytest.approx(989.5 / 312, rel=1e-5)
+    assert h100["decode_vs_a100"] == pytest.approx(3.35 / 2.039, rel=1e-5)
+    assert h100["ceiling_tokens_per_s"] / a100["ceiling_tokens_per_s"] == pytest.approx(3.35 / 2.039, rel=1e-5)
+    view = widgets.render("decode-ceiling", {"hardware": "h100-sxm"})
+    assert view["outputs"]["compute_vs_a100"]["text"] == "×3.17"
+    assert view["outputs"]["decode_vs_a100"]["text"] == "×1.64"
+
+
+def test_anchor_weights_only_step_is_the_lesson_one_15_3_ms():
+    v = values(widgets.render("decode-ceiling", {"model": "qwen3.8-27b", "hardware": "h100-sxm"}))
+    assert v["step_ms"] == pytest.approx(ANCHOR_MATMUL_PARAMS * 2 / 3.35e12 * 1e3, rel=1e-5)
+    assert round(v["step_ms"], 2) == 15.30
+
+
+@pytest.mark.parametrize("dtype, intensity, gap", [("bf16", 1, 153.016), ("fp8", 2, 76.508), ("int4", 4, 38.254)])
+def test_smaller_weights_raise_the_ceiling_and_the_intensity(dtype, intensity, gap):
+    v = values(widgets.render("decode-ceiling", {"weight_dtype": dtype}))
+    assert v["intensity"] == intensity
+    assert v["gap"] == pytest.approx(gap, abs=0.001)
+    bytes_per_param = 2 / intensity
+    assert v["ceiling_tokens_per_s"] == pytest.approx(2.039e12 / (LLAMA_MATMUL_PARAMS * bytes_per_param), rel=1e-5)
+
+
+def test_picking_a_preset_fills_params_b():
+    view = widgets.render("decode-ceiling", {"model": "qwen3.8-27b", "params_b": 3, "changed": "model"})
+    assert view["state"]["params_b"] == 26  # 25.62 B matmul parameters, shown in whole billions
+    assert view["state"]["model"] == "qwen3.8-27b"
+    # A shared link without "changed" also takes a preset's own size, whatever params_b says.
+    assert widgets.render("decode-ceiling", {"model": "qwen3-32b", "params_b": 3})["state"]["params_b"] == 32
+
+
+def test_editing_params_b_switches_to_a_custom_model_of_exactly_that_size():
+    view = widgets.render("decode-ceiling", {"model": "llama-2-7b", "params_b": 70, "changed": "params_b"})
+    assert view["state"]["model"] == "custom" and view["state"]["params_b"] == 70
+    assert view["outputs"]["weights_gb"]["value"] == 140
+    assert view["outputs"]["ceiling_tokens_per_s"]["value"] == pytest.approx(2.039e12 / 140e9, rel=1e-5)
+
+
+def test_switching_to_custom_keeps_the_fields():
+    view = widgets.render("decode-ceiling", {"model": "custom", "params_b": 7, "changed": "model"})
+    assert view["state"]["params_b"] == 7
+    assert view["outputs"]["weights_gb"]["value"] == 14
+
+
+def test_other_controls_leave_a_preset_alone():
+    view = widgets.render("decode-ceiling", {"model": "llama-2-7b", "weight_dtype": "fp8", "changed": "weight_dtype"})
+    assert view["state"]["model"] == "llama-2-7b"
+    assert view["outputs"]["weights_gb"]["value"] == pytest.approx(LLAMA_MATMUL_PARAMS / 1e9, rel=1e-5)
+
+
+def test_ratio_chart_highlights_the_chosen_gpu():
+    figure = widgets.render("decode-ceiling", {"hardware": "h100-sxm"})["figures"]["ratios"]
+    compute, decode = figure["data"]
+    assert compute["x"] == ["A100", "H100", "H200", "B200"]
+    assert compute["y"] == pytest.approx([1, 989.5 / 312, 989.5 / 312, 2250 / 312], abs=1e-4)
+    assert decode["y"] == pytest.approx([1, 3.35 / 2.039, 4.8 / 2.039, 8 / 2.039], abs=1e-4)
+    assert decode["marker"]["opacity"] == [0.45, 1.0, 0.45, 0.45]
+
+
+@pytest.mark.parametrize("state", [
+    {"params_b": 1, "model": "custom", "weight_dtype": "int4", "hardware": "b200", "lang": "en"},
+    {"params_b": 10**6, "model": "custom"},
+    {"params_b": "abc", "changed": "params_b"},
+    {"model": "gpt-5", "changed": "nonsense", "weight_dtype": 3},
+])
+def test_any_state_gives_a_valid_view(state):
+    check_view(widgets.render("decode-ceiling", state))
+
+
+NAMES = [p.name for p in decode_ceiling.PARAMS]
+MEANINGFUL = st.sampled_from(NAMES + ["custom", "qwen3.8-27b", "bf16", "fp8", "int4", "en"]) | st.integers(-10, 10**7)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(NAMES + ["changed", "lang"]), json_values | MEANINGFUL, max_size=10))
+def test_random_states_render(state):
+    view = widgets.render("decode-ceiling", state)
+    check_view(view)
+    assert set(view["state"]) == set(NAMES) | {"lang"}
+    # The state a view reports is settled: sent back as a link would send it, it comes back unchanged.
+    assert widgets.render("decode-ceiling", view["state"])["state"] == view["state"]

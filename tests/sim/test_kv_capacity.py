@@ -1,0 +1,119 @@
+"""The kv-capacity widget: KV bytes of a batch beside the weights, and where memory runs out."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim import widgets
+from sim.widgets import kv_capacity
+from tests.sim.test_properties import json_values
+from tests.sim.test_widgets import check_view
+
+LLAMA_RESIDENT_PARAMS = 6_738_415_616  # matmul 6,607,077,376 + embedding 131,072,000 + norms 266,240
+ANCHOR_RESIDENT_BYTES = 55_562_855_904
+ANCHOR_STATE = 48 * 48 * 128 * 128 * 4  # 48 Gated DeltaNet layers, 48 value heads of 128 x 128, FP32
+
+
+def values(view: dict) -> dict:
+    return {name: out["value"] for name, out in view["outputs"].items()}
+
+
+def test_llama_2_7b_2048_tokens_batch_32_is_the_reference_34_gb():
+    view = widgets.render("kv-capacity", {})
+    check_view(view)
+    assert view["state"] == {"model": "llama-2-7b", "layers": 32, "kv_heads": 32, "head_dim": 128, "weights_gb": 13,
+                             "kv_dtype": "bf16", "tokens": 2048, "batch": 32, "hardware": "a100-sxm-80gb",
+                             "lang": "zh"}
+    v = values(view)
+    assert v["kv_per_token"] == 524_288
+    assert v["kv_total"] == pytest.approx(34.359738368, rel=1e-5)
+    assert view["derivations"]["kv_total"].startswith("524,288 B × 2,048 token × 32 = 34,359,738,368 B")
+    assert v["state_total"] == 0
+    assert v["weights"] == pytest.approx(LLAMA_RESIDENT_PARAMS * 2 / 1e9, rel=1e-5)
+    assert v["memory_left"] == pytest.approx((80e9 - LLAMA_RESIDENT_PARAMS * 2 - 34_359_738_368) / 1e9, rel=1e-5)
+    assert v["max_batch"] == (80_000_000_000 - LLAMA_RESIDENT_PARAMS * 2) // (2048 * 524_288) == 61
+    assert view["flags"] == {"overflow": False}
+
+
+def test_fp8_kv_halves_the_cache():
+    v = values(widgets.render("kv-capacity", {"kv_dtype": "fp8"}))
+    assert v["kv_per_token"] == 262_144
+    assert v["kv_total"] == pytest.approx(34.359738368 / 2, rel=1e-5)
+    assert v["max_batch"] == (80_000_000_000 - LLAMA_RESIDENT_PARAMS * 2) // (2048 * 262_144) == 123
+
+
+def test_hybrid_anchor_counts_16_kv_layers_and_its_state_apart():
+    view = widgets.render("kv-capacity", {"model": "qwen3.8-27b", "hardware": "h100-sxm", "tokens": 4096,
+                                          "batch": 58})
+    assert view["state"]["layers"] == 16 and view["state"]["kv_heads"] == 4 and view["state"]["head_dim"] == 256
+    assert view["state"]["weights_gb"] == 56
+    v = values(view)
+    assert v["kv_per_token"] == 2 * 16 * 4 * 256 * 2 == 65_536
+    assert v["kv_total"] == pytest.approx(65_536 * 4096 * 58 / 1e9, rel=1e-5)
+    assert v["state_total"] == pytest.approx(58 * ANCHOR_STATE / 1e9, rel=1e-5)
+    assert v["weights"] == pytest.approx(ANCHOR_RESIDENT_BYTES / 1e9, rel=1e-5)
+    assert v["max_batch"] == 58  # the reference's "B > 58 no longer fits", whole checkpoint resident
+    assert not view["flags"]["overflow"]
+    past = widgets.render("kv-capacity", {"model": "qwen3.8-27b", "hardware": "h100-sxm", "tokens": 4096,
+                                          "batch": 59})
+    assert past["flags"]["overflow"] and past["outputs"]["memory_left"]["value"] < 0
+    assert past["outputs"]["memory_left"]["text"].startswith("−")
+
+
+def test_editing_a_field_switches_to_a_plain_custom_transformer():
+    view = widgets.render("kv-capacity", {"model": "qwen3.8-27b", "layers": 16, "kv_heads": 8, "head_dim": 256,
+                                          "weights_gb": 56, "changed": "kv_heads"})
+    assert view["state"]["model"] == "custom" and view["state"]["kv_heads"] == 8
+    v = values(view)
+    assert v["kv_per_token"] == 2 * 16 * 8 * 256 * 2
+    assert v["state_total"] == 0  # a custom model has no recurrent state
+    assert v["weights"] == 56
+
+
+def test_picking_a_preset_fills_its_fields():
+    view = widgets.render("kv-capacity", {"model": "qwen3-32b", "layers": 3, "kv_heads": 3, "head_dim": 30,
+                                          "weights_gb": 3, "changed": "model"})
+    assert {k: view["state"][k] for k in ("layers", "kv_heads", "head_dim", "weights_gb")} == \
+        {"layers": 64, "kv_heads": 8, "head_dim": 128, "weights_gb": 66}
+    assert view["outputs"]["kv_per_token"]["value"] == 2 * 64 * 8 * 128 * 2
+
+
+def test_custom_from_a_link_uses_the_fields_as_given():
+    view = widgets.render("kv-capacity", {"model": "custom", "layers": 80, "kv_heads": 8, "head_dim": 128,
+                                          "weights_gb": 140, "tokens": 8192, "batch": 4})
+    v = values(view)
+    assert v["kv_per_token"] == 327_680
+    assert v["memory_left"] == pytest.approx((80e9 - 140e9 - 327_680 * 8192 * 4) / 1e9, rel=1e-5)
+    assert v["max_batch"] == 0 and view["flags"]["overflow"]
+
+
+def test_memory_bar_shows_each_share_and_the_overflow():
+    fits = widgets.render("kv-capacity", {})["svg"]["memory"]
+    assert fits.startswith("<svg") and "34.36 GB" in fits and "13.48 GB" in fits and "32.16 GB" in fits
+    assert 'fill-opacity="0.25"' not in fits
+    over = widgets.render("kv-capacity", {"batch": 100, "lang": "en"})["svg"]["memory"]
+    assert "Over by" in over and 'fill-opacity="0.25"' in over
+
+
+@pytest.mark.parametrize("state", [
+    {"tokens": 131_072, "batch": 1_024, "hardware": "b200", "lang": "en"},
+    {"tokens": 1, "batch": 1, "model": "custom", "layers": 1, "kv_heads": 1, "head_dim": 16, "weights_gb": 2_000},
+    {"layers": "lots", "changed": "layers"},
+    {"model": ["x"], "kv_dtype": "int4", "changed": "model"},
+])
+def test_any_state_gives_a_valid_view(state):
+    check_view(widgets.render("kv-capacity", state))
+
+
+NAMES = [p.name for p in kv_capacity.PARAMS]
+MEANINGFUL = st.sampled_from(NAMES + ["custom", "qwen3.8-27b", "bf16", "fp8", "int4", "en"]) | st.integers(-10, 10**7)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(NAMES + ["changed", "lang"]), json_values | MEANINGFUL, max_size=10))
+def test_random_states_render(state):
+    view = widgets.render("kv-capacity", state)
+    check_view(view)
+    assert set(view["state"]) == set(NAMES) | {"lang"}
+    # The state a view reports is settled: sent back as a link would send it, it comes back unchanged.
+    assert widgets.render("kv-capacity", view["state"])["state"] == view["state"]

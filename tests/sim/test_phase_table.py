@@ -1,0 +1,106 @@
+"""The phase-table widget: a 10-token question and a 500-token answer, phase by phase."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim import presets, roofline, widgets
+from sim.widgets import phase_table
+from tests.sim.test_properties import json_values
+from tests.sim.test_widgets import check_view
+
+
+# Hand arithmetic for the anchor on an H100 (see tests/sim/test_serving.py for the pieces).
+WEIGHTS = 25_623_939_584 * 2
+KV_ROW = 16 * 2 * 4 * 256 * 2
+STATE = 48 * 48 * 128 * 128 * 4
+PREFILL_S = (WEIGHTS + 10 * KV_ROW + STATE) / 3.35e12  # memory-bound: 10 tokens are far below the ridge
+DECODE_S = (500 * WEIGHTS + KV_ROW * sum(range(11, 511)) + 500 * 2 * STATE) / 3.35e12
+
+
+def values(view: dict) -> dict:
+    return {name: out["value"] for name, out in view["outputs"].items()}
+
+
+def test_default_request_phase_by_phase():
+    view = widgets.render("phase-table", {})
+    check_view(view)
+    v = values(view)
+    assert view["state"]["prompt_tokens"] == 10 and view["state"]["output_tokens"] == 500
+    assert v["prefill_ms"] == pytest.approx(PREFILL_S * 1e3, rel=1e-5)
+    assert v["ttft_ms"] == v["prefill_ms"]
+    assert v["decode_total_ms"] == pytest.approx(DECODE_S * 1e3, rel=1e-5)
+    assert v["decode_ms_per_token"] == pytest.approx(DECODE_S / 500 * 1e3, rel=1e-5)
+    assert v["tpot_ms"] == v["decode_ms_per_token"]
+    assert v["prefill_share"] == pytest.approx(100 * PREFILL_S / (PREFILL_S + DECODE_S), rel=1e-5)
+    assert v["decode_share"] == pytest.approx(100 * DECODE_S / (PREFILL_S + DECODE_S), rel=1e-5)
+    assert v["request_ms"] == pytest.approx((PREFILL_S + DECODE_S) * 1e3, rel=1e-5)
+    assert view["outputs"]["decode_total_ms"]["text"] == "7.70 s"
+    assert view["outputs"]["tpot_ms"]["text"] == "TPOT = 15.39 ms"
+    assert view["outputs"]["prefill_share"]["text"] == "0.199%"  # not the reference's illustrative 10%
+
+
+def test_decode_total_equals_500_single_steps():
+    view = widgets.render("phase-table", {"model": "llama-2-7b", "hardware": "a100-sxm-80gb"})
+    m, hw = presets.model("llama-2-7b"), presets.hardware("a100-sxm-80gb")
+    total = sum(roofline.decode(m, hw, batch=1, context=10 + i).time_s for i in range(500))
+    assert view["outputs"]["decode_total_ms"]["value"] == pytest.approx(total * 1e3, rel=1e-5)
+
+
+def test_intensity_is_about_the_token_count_for_prefill_and_one_for_decode():
+    v = values(widgets.render("phase-table", {}))
+    assert v["prefill_intensity"] == pytest.approx(10, rel=0.01)
+    assert v["decode_intensity"] == pytest.approx(1, abs=0.01)
+    assert v["prefill_shape"] == 10 and v["decode_shape"] == 1
+    assert v["ridge"] == pytest.approx(989.5 / 3.35, rel=1e-5)
+
+
+def test_short_prompt_prefill_is_memory_bound_long_one_compute_bound():
+    short = widgets.render("phase-table", {})
+    assert short["outputs"]["prefill_bound"] == {"value": 0, "text": "带宽瓶颈"}
+    assert short["outputs"]["decode_bound"] == {"value": 0, "text": "带宽瓶颈"}
+    long = widgets.render("phase-table", {"prompt_tokens": 2048, "lang": "en"})
+    assert long["outputs"]["prefill_bound"] == {"value": 1, "text": "compute-bound"}
+    assert long["outputs"]["decode_bound"] == {"value": 0, "text": "memory-bound"}
+    assert long["outputs"]["prefill_ms"]["value"] == pytest.approx(106.9, abs=0.05)
+
+
+def test_shapes_name_the_model_dimensions():
+    view = widgets.render("phase-table", {"model": "llama-2-7b", "prompt_tokens": 2048})
+    assert view["outputs"]["prefill_shape"]["text"] == "GEMM (2,048 × 4,096) · (4,096 × 11,008)"
+    assert view["outputs"]["decode_shape"]["text"] == "GEMV (1 × 4,096) · (4,096 × 11,008)"
+
+
+def test_utilisation_is_attained_over_peak():
+    v = values(widgets.render("phase-table", {}))
+    decode_flops = 500 * 2 * 25_623_939_584 + 16 * 24 * 256 * 4 * sum(range(10, 510))
+    assert v["decode_mfu"] == pytest.approx(100 * decode_flops / DECODE_S / 989.5e12, rel=1e-5)
+    assert v["decode_mfu"] < 1  # batch-1 decode leaves the tensor cores idle
+
+
+@pytest.mark.parametrize("state", [
+    {"prompt_tokens": 1, "output_tokens": 1},
+    {"prompt_tokens": 32_768, "output_tokens": 8_192, "model": "qwen3-32b", "hardware": "b200"},
+    {"prompt_tokens": "300", "output_tokens": 1e9, "lang": "en"},
+    {"prompt_tokens": None, "model": "gpt", "changed": "model"},
+])
+def test_any_state_gives_a_valid_view(state):
+    view = widgets.render("phase-table", state)
+    check_view(view)
+    v = values(view)
+    assert v["prefill_share"] + v["decode_share"] == pytest.approx(100)
+    assert v["request_ms"] == pytest.approx(v["ttft_ms"] + view["state"]["output_tokens"] * v["tpot_ms"], rel=1e-5)
+
+
+NAMES = [p.name for p in phase_table.PARAMS]
+MEANINGFUL = st.sampled_from(NAMES + ["custom", "qwen3.8-27b", "bf16", "fp8", "int4", "en"]) | st.integers(-10, 10**7)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(NAMES + ["changed", "lang"]), json_values | MEANINGFUL, max_size=10))
+def test_random_states_render(state):
+    view = widgets.render("phase-table", state)
+    check_view(view)
+    assert set(view["state"]) == set(NAMES) | {"lang"}
+    # The state a view reports is settled: sent back as a link would send it, it comes back unchanged.
+    assert widgets.render("phase-table", view["state"])["state"] == view["state"]
