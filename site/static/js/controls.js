@@ -86,7 +86,7 @@ export class Controls {
   }
 
   setEnabled(enabled) {
-    for (const element of this.section.querySelectorAll(".controls input, .controls select, .controls button")) {
+    for (const element of this.section.querySelectorAll(".controls input, .controls select, .controls button, .control-choice input")) {
       element.disabled = !enabled;
     }
   }

@@ -1,0 +1,90 @@
+"""One request's path through the server, cell by cell, and the two back-of-envelope speeds of a token.
+
+The running example: the prompt 「小明把苹果给了」 is 4 tokens, and the model continues with 「小王」.
+The path: tokenize (CPU) -> prefill (one forward pass over the prompt, which also writes the KV rows and
+the recurrent state, and whose last position yields 「小王」) -> a decode loop, one turn per token: read the
+weights, read the KV cache and state (and write the new row and the updated state), compute the token,
+sample the next one from the logits.
+
+Every cell's figures come from the roofline estimates in sim.roofline, split by what moves: a decode
+step's memory time is exactly its weight-read time plus its cache-traffic time, and its compute runs
+alongside them (the step takes the larger of the two, as in roofline.decode).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
+
+from sim import cache, params, roofline
+from sim.presets import Hardware, Model
+
+# The running example, as Qwen3.x's tokenizer splits it (reference lesson 000). Prefill's last position
+# picks NEXT_TOKEN; it is then the input of the first decode turn.
+PROMPT_TOKENS = ("小明", "把", "苹果", "给了")
+NEXT_TOKEN = "小王"
+
+# Samplers work on float32 logits (vLLM's V1 Sampler converts them before penalties, temperature and
+# top-k/top-p), so picking a token reads vocab x 4 bytes.
+LOGIT_BYTES = 4
+
+PATH = ("tokenize", "prefill", "write-cache", "read-weights", "read-cache", "compute", "sample")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One cell of the path: HBM bytes it moves, FLOPs it does, and its time at full speed.
+
+    Zero bytes or FLOPs means the cell itself moves or computes nothing that is not counted elsewhere.
+    """
+
+    bytes: float
+    flops: float
+    time_s: float
+
+
+def cache_write_bytes(m: Model, tokens: int, state_dtype: str = "fp32") -> int:
+    """Bytes prefill stores for later steps: one KV row per prompt token plus the recurrent state once."""
+    return tokens * cache.kv_bytes_per_token(m) + cache.state_bytes_per_request(m, state_dtype)
+
+
+def logits_bytes(m: Model) -> int:
+    """The float32 logits a sampler reads to pick one token: one score per vocabulary entry."""
+    return m.vocab * LOGIT_BYTES
+
+
+def path_stages(m: Model, hw: Hardware, state_dtype: str = "fp32",
+                prompt_tokens: int = len(PROMPT_TOKENS)) -> Mapping[str, Stage]:
+    """Each cell of the path (keys in PATH order) for one request whose prompt has `prompt_tokens` tokens.
+
+    The decode cells describe the first decode step: `prompt_tokens` tokens cached, batch 1.
+    """
+    pre = roofline.prefill(m, hw, tokens=prompt_tokens, state_dtype=state_dtype)
+    dec = roofline.decode(m, hw, batch=1, context=prompt_tokens, state_dtype=state_dtype)
+    written = cache_write_bytes(m, prompt_tokens, state_dtype)
+    weights = dec.bytes_by_kind["weights"]
+    traffic = dec.bytes_by_kind["kv"] + dec.bytes_by_kind["state"]
+    logits = logits_bytes(m)
+    bandwidth = hw.bandwidth_bytes_per_s
+    return MappingProxyType({
+        "tokenize": Stage(bytes=0, flops=0, time_s=0),  # a vocabulary lookup on the CPU
+        "prefill": Stage(bytes=pre.bytes, flops=pre.flops, time_s=pre.time_s),
+        # Part of prefill's bytes, shown apart: K, V and the state are computed inside prefill's FLOPs.
+        "write-cache": Stage(bytes=written, flops=0, time_s=written / bandwidth),
+        "read-weights": Stage(bytes=weights, flops=0, time_s=weights / bandwidth),
+        "read-cache": Stage(bytes=traffic, flops=0, time_s=traffic / bandwidth),
+        "compute": Stage(bytes=0, flops=dec.flops, time_s=dec.compute_time_s),
+        # The LM head that produced the logits is already in the weights and FLOPs above.
+        "sample": Stage(bytes=logits, flops=0, time_s=logits / bandwidth),
+    })
+
+
+def compute_only_time_s(m: Model, hw: Hardware) -> float:
+    """Seconds per token if generating were limited only by compute: 2 FLOPs per matmul weight at peak."""
+    return 2 * params.matmul_params(m) / hw.peak_flops_per_s
+
+
+def weights_only_time_s(m: Model, hw: Hardware) -> float:
+    """Seconds per token at batch 1 if reading the matmul weights once were the only cost."""
+    return params.matmul_weight_bytes(m) / hw.bandwidth_bytes_per_s

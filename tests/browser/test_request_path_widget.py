@@ -1,0 +1,112 @@
+"""The request-path widget in a real Chromium with a real Pyodide: cells are radios laid out as a diagram."""
+
+import json
+
+from playwright.sync_api import expect
+
+from sim import widgets
+from tests.browser.conftest import open_ready
+
+LESSON = "prefill-decode/"
+WIDGET = "request-path"
+READOUTS = ("step_bytes", "step_flops", "step_ms", "step_note", "decode_ms")
+ACCENT = "rgb(37, 99, 235)"  # --accent in site.css: the checked cell's fill
+
+
+def cpython_view(state: dict) -> dict:
+    return json.loads(json.dumps(widgets.render(WIDGET, {"lang": "zh", **state})))
+
+
+def cell(widget, step: str):
+    return widget.locator(f'input[data-name="step"][value="{step}"]')
+
+
+def cell_label(widget, step: str):
+    """What the student clicks: the diagram cell, a label over its transparent radio."""
+    return widget.locator(f'label:has(input[data-name="step"][value="{step}"])')
+
+
+def cell_box(widget, step: str):
+    """What the student sees: the cell's box, filled when its radio is checked."""
+    return cell_label(widget, step).locator("span").first
+
+
+def expect_readouts(widget, state: dict) -> None:
+    """Python in the page has answered with CPython's outputs for state, and every readout shows them."""
+    expected = cpython_view(state)["outputs"]
+    widget.page.wait_for_function(
+        "([id, expected]) => JSON.stringify(window.inferlab.views[id]?.outputs) === JSON.stringify(expected)",
+        arg=[WIDGET, expected])
+    expect_shown(widget, expected)
+
+
+def expect_shown(widget, expected: dict) -> None:
+    """Every readout shows the expected outputs: the text, and the raw value."""
+    for name in READOUTS:
+        out = widget.locator(f'output[name="{name}"]')
+        expect(out).to_have_text(expected[name]["text"])
+        # Compared as numbers: JavaScript writes 1.6e-05 as "0.000016".
+        assert float(out.get_attribute("data-value")) == expected[name]["value"], name
+
+
+def test_diagram_is_pre_rendered_with_the_lesson_cell(site_page, server):
+    site_page.goto(server.url(LESSON))
+    widget = site_page.locator(f"#{WIDGET}")
+    state = json.loads(widget.locator("script.widget-data").text_content())["state"]
+    expect(widget.locator('input[data-name="step"]')).to_have_count(7)
+    expect(cell(widget, state["step"])).to_be_checked()
+    expect_shown(widget, cpython_view(state)["outputs"])
+    expect(widget).to_have_attribute("data-state", "ready", timeout=60_000)
+    expect(cell(widget, "compute")).to_be_enabled()
+
+
+def test_clicking_a_cell_shows_its_numbers(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), WIDGET)
+    cell_label(widget, "compute").click()
+    expect(cell(widget, "compute")).to_be_checked()
+    expect_readouts(widget, {"step": "compute"})
+    assert widget.locator('output[name="step_flops"]').get_attribute("data-value") == str(51_249_500_000)
+    expect(cell_box(widget, "compute")).to_have_css("background-color", ACCENT)
+    expect(cell_box(widget, "read-weights")).not_to_have_css("background-color", ACCENT)
+    cell_label(widget, "write-cache").click()
+    expect_readouts(widget, {"step": "write-cache"})
+    site_page.wait_for_function("() => location.search.includes('request-path.step=write-cache')")
+
+
+def test_arrow_keys_move_between_cells(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), WIDGET)
+    cell_label(widget, "read-weights").click()
+    expect_readouts(widget, {"step": "read-weights"})
+    cell(widget, "read-weights").focus()
+    site_page.keyboard.press("ArrowRight")
+    expect(cell(widget, "read-cache")).to_be_checked()
+    expect(cell(widget, "read-cache")).to_be_focused()
+    expect_readouts(widget, {"step": "read-cache"})
+    assert widget.locator('output[name="step_bytes"]').get_attribute("data-value") == str(302_318_000)
+    site_page.keyboard.press("ArrowLeft")
+    site_page.keyboard.press("ArrowLeft")
+    expect(cell(widget, "write-cache")).to_be_checked()
+    expect_readouts(widget, {"step": "write-cache"})
+
+
+def test_switching_gpu_changes_the_numbers(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), WIDGET)
+    cell_label(widget, "read-weights").click()
+    expect_readouts(widget, {"step": "read-weights"})
+    h100_ms = widget.locator('output[name="step_ms"]').get_attribute("data-value")
+    widget.locator('select[name="hardware"]').select_option("a100-sxm-80gb")
+    expect_readouts(widget, {"step": "read-weights", "hardware": "a100-sxm-80gb"})
+    assert widget.locator('output[name="step_ms"]').get_attribute("data-value") != h100_ms
+    widget.locator('select[name="state_dtype"]').select_option("bf16")
+    cell_label(widget, "read-cache").click()
+    expect_readouts(widget, {"hardware": "a100-sxm-80gb", "state_dtype": "bf16", "step": "read-cache"})
+
+
+def test_link_restores_a_cell_and_equals_cpython(site_page, server):
+    state = {"step": "sample", "hardware": "b200", "model": "llama-2-7b", "state_dtype": "bf16"}
+    query = "&".join(f"{WIDGET}.{k}={v}" for k, v in state.items())
+    widget = open_ready(site_page, server.url(f"{LESSON}?{query}"), WIDGET)
+    expect(cell(widget, "sample")).to_be_checked()
+    site_page.wait_for_function(f"() => window.inferlab.views[{json.dumps(WIDGET)}] !== undefined")
+    assert site_page.evaluate(f"window.inferlab.views[{json.dumps(WIDGET)}]") == cpython_view(state)
+    expect_readouts(widget, state)

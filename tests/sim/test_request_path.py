@@ -1,0 +1,172 @@
+"""The request-path widget and sim/request.py: each cell's bytes, FLOPs and time, computed by hand from the config."""
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim import presets, request, widgets
+from sim.widgets import request_path
+from tests.sim.test_widgets import check_view
+
+ANCHOR = presets.model("qwen3.8-27b")
+H100 = presets.hardware("h100-sxm")
+A100 = presets.hardware("a100-sxm-80gb")
+
+# The anchor's config, by hand (reference README): 16 full-attention layers with 4 KV heads of dim 256 in BF16;
+# 48 Gated DeltaNet layers with 48 value heads of 128 x 128 state in FP32; 24 query heads; vocab 248,320.
+N_MATMUL = 25_623_939_584  # the reference lessons' matmul-parameter count
+WEIGHT_BYTES = 2 * N_MATMUL  # 51,247,879,168
+KV_ROW = 16 * 2 * 4 * 256 * 2  # 65,536 B per token
+STATE = 48 * 48 * 128 * 128 * 4  # 150,994,944 B per request
+ATTENTION_PER_CACHED_TOKEN = 16 * 24 * 256 * 2 * 2  # q.k and p.v, 2 FLOPs per multiply-add: 393,216
+H100_BYTES_PER_S = 3.35e12
+H100_FLOPS_PER_S = 989.5e12
+
+
+def test_hand_constants_are_the_anchor_figures():
+    assert (WEIGHT_BYTES, KV_ROW, STATE, ATTENTION_PER_CACHED_TOKEN) == (51_247_879_168, 65_536, 150_994_944, 393_216)
+
+
+def test_prefill_cells_of_the_running_example():
+    stages = request.path_stages(ANCHOR, H100)
+    assert stages["tokenize"] == request.Stage(bytes=0, flops=0, time_s=0)
+    written = 4 * KV_ROW + STATE
+    assert written == 151_257_088
+    assert stages["write-cache"].bytes == written
+    assert stages["write-cache"].time_s == pytest.approx(written / H100_BYTES_PER_S, rel=1e-12)
+    prefill = stages["prefill"]
+    assert prefill.bytes == WEIGHT_BYTES + written == 51_399_136_256
+    assert prefill.flops == 2 * N_MATMUL * 4 + ATTENTION_PER_CACHED_TOKEN * (1 + 2 + 3 + 4)  # causal: i sees i
+    assert prefill.time_s * 1e3 == pytest.approx(51_399_136_256 / H100_BYTES_PER_S * 1e3, rel=1e-12)
+    assert prefill.time_s * 1e3 == pytest.approx(15.343, abs=0.0005)
+
+
+def test_decode_cells_of_the_running_example():
+    stages = request.path_stages(ANCHOR, H100)
+    assert stages["read-weights"].bytes == 51_247_879_168
+    assert stages["read-weights"].time_s * 1e3 == pytest.approx(15.2979, abs=0.00005)
+    # Context 4: 4 KV rows read and 1 written; the state read and written back.
+    assert stages["read-cache"].bytes == 5 * KV_ROW + 2 * STATE == 302_317_568
+    assert stages["read-cache"].time_s == pytest.approx(302_317_568 / H100_BYTES_PER_S, rel=1e-12)
+    compute = stages["compute"]
+    assert compute.flops == 2 * N_MATMUL + 4 * ATTENTION_PER_CACHED_TOKEN == 51_249_452_032
+    assert compute.time_s == pytest.approx(51_249_452_032 / H100_FLOPS_PER_S, rel=1e-12)
+    assert stages["sample"].bytes == 248_320 * 4 == 993_280
+
+
+def test_reads_add_up_to_the_decode_step():
+    stages = request.path_stages(ANCHOR, H100)
+    reads = stages["read-weights"].time_s + stages["read-cache"].time_s
+    assert reads * 1e3 == pytest.approx(15.388, abs=0.0005)
+    assert reads * 1e3 == pytest.approx((WEIGHT_BYTES + 5 * KV_ROW + 2 * STATE) / H100_BYTES_PER_S * 1e3, rel=1e-12)
+
+
+def test_bf16_state_halves_the_state_traffic():
+    stages = request.path_stages(ANCHOR, H100, state_dtype="bf16")
+    assert stages["read-cache"].bytes == 5 * KV_ROW + 2 * (STATE // 2)
+    assert stages["write-cache"].bytes == 4 * KV_ROW + STATE // 2
+
+
+def test_a_model_without_state_writes_and_reads_kv_only():
+    llama = presets.model("llama-2-7b")
+    row = 32 * 2 * 32 * 128 * 2  # 32 layers, 32 KV heads of dim 128, BF16
+    stages = request.path_stages(llama, H100)
+    assert stages["write-cache"].bytes == 4 * row
+    assert stages["read-cache"].bytes == 5 * row
+    assert stages["sample"].bytes == 32_000 * 4
+
+
+def test_back_of_envelope_speeds():
+    assert 1 / request.compute_only_time_s(ANCHOR, H100) == pytest.approx(H100_FLOPS_PER_S / (2 * N_MATMUL), rel=1e-12)
+    assert request.weights_only_time_s(ANCHOR, H100) * 1e3 == pytest.approx(15.30, abs=0.005)
+    assert request.weights_only_time_s(ANCHOR, A100) == pytest.approx(WEIGHT_BYTES / 2.039e12, rel=1e-12)
+
+
+def test_default_view_is_the_read_weights_cell():
+    view = widgets.render("request-path", {})
+    check_view(view)
+    out = view["outputs"]
+    assert view["state"]["step"] == "read-weights"
+    assert out["step_bytes"] == {"value": 51_247_900_000, "text": "51.25 GB"}
+    assert out["step_ms"] == {"value": 15.2979, "text": "15.30 ms"}
+    assert out["decode_ms"] == {"value": 15.3881, "text": "15.39 ms"}
+    assert "51,247,879,168" in view["derivations"]["step_bytes"]
+    assert "51.25 GB" in out["step_note"]["text"] and "15.30 ms" in out["step_note"]["text"]
+
+
+@pytest.mark.parametrize("step, bytes_text, flops_text, ms_text, note_bits", [
+    ("tokenize", "0 B", "0 FLOP", "不计（CPU）", ["小明 · 把 · 苹果 · 给了", "CPU"]),
+    ("prefill", "51.40 GB", "205.0 GFLOP", "15.34 ms", ["51.25 GB", "被带宽卡住"]),
+    ("write-cache", "151.3 MB", "—", "0.0452 ms", ["16 层", "48 层", "151.0 MB"]),
+    ("read-cache", "302.3 MB", "—", "0.0902 ms", ["2 × 151.0 MB", "302.3 MB"]),
+    ("compute", "—", "51.25 GFLOP", "0.0518 ms", ["0.34%", "989.5"]),
+    ("sample", "993.3 KB", "已计入上一格", "0.000297 ms", ["248,320", "小王"]),
+])
+def test_each_cell_shows_its_numbers(step, bytes_text, flops_text, ms_text, note_bits):
+    view = widgets.render("request-path", {"step": step})
+    out = view["outputs"]
+    assert (out["step_bytes"]["text"], out["step_flops"]["text"], out["step_ms"]["text"]) == (
+        bytes_text, flops_text, ms_text)
+    assert all(bit in out["step_note"]["text"] for bit in note_bits)
+    assert set(view["derivations"]) == {"step_bytes", "step_flops", "step_ms", "decode_ms"}
+
+
+def test_derivations_show_the_exact_byte_counts():
+    cache_view = widgets.render("request-path", {"step": "read-cache"})
+    assert cache_view["derivations"]["step_bytes"] == (
+        "(4 + 1) × 65,536 B（KV） + 2 × 150,994,944 B（状态读出再写回） = 302,317,568 B = 302.3 MB")
+    write_view = widgets.render("request-path", {"step": "write-cache"})
+    assert write_view["derivations"]["step_bytes"] == (
+        "4 × 65,536 B（KV） + 150,994,944 B（递归状态） = 151,257,088 B = 151.3 MB")
+    compute_view = widgets.render("request-path", {"step": "compute"})
+    assert "51,249,452,032 FLOP" in compute_view["derivations"]["step_flops"]
+
+
+def test_switching_gpu_changes_time_not_bytes():
+    h100 = widgets.render("request-path", {"step": "read-weights"})["outputs"]
+    a100 = widgets.render("request-path", {"step": "read-weights", "hardware": "a100-sxm-80gb"})["outputs"]
+    assert a100["step_bytes"] == h100["step_bytes"]
+    assert a100["step_ms"]["value"] == pytest.approx(WEIGHT_BYTES / 2.039e12 * 1e3, rel=1e-5)
+    assert a100["decode_ms"]["value"] == pytest.approx(
+        (WEIGHT_BYTES + 5 * KV_ROW + 2 * STATE) / 2.039e12 * 1e3, rel=1e-5)
+
+
+def test_a_model_without_state_says_so():
+    note = widgets.render("request-path", {"step": "write-cache", "model": "qwen3-32b"})["outputs"]["step_note"]
+    assert "没有递归状态" in note["text"]
+    english = widgets.render("request-path", {"step": "read-cache", "model": "llama-2-7b", "lang": "en"})
+    assert "state" not in english["outputs"]["step_note"]["text"]
+
+
+def test_unknown_step_falls_back_to_the_default():
+    assert widgets.render("request-path", {"step": "nonsense"})["state"]["step"] == "read-weights"
+    assert widgets.render("request-path", {"step": 3})["state"]["step"] == "read-weights"
+
+
+def test_every_cell_on_every_gpu_model_and_dtype_is_a_valid_view():
+    for step, hw, model, dtype, lang in itertools.product(
+            request.PATH, presets.hardware_keys(), presets.model_keys(), ("fp32", "bf16"), ("zh", "en")):
+        view = widgets.render("request-path", {"step": step, "hardware": hw, "model": model, "state_dtype": dtype,
+                                               "lang": lang})
+        check_view(view)
+        assert view["outputs"]["step_note"]["text"]
+
+
+def test_cells_follow_the_path_order():
+    assert [value for value, _ in request_path.PARAMS[0].options] == list(request.PATH)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["step", "hardware", "model", "state_dtype", "lang"]) | st.text(max_size=6),
+                       json_values, max_size=6))
+def test_any_state_renders_a_valid_view(state):
+    check_view(widgets.render("request-path", state))
