@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from sim import cache, memory, params, presets, roofline
+from sim import batching, latency, serving  # inference-vs-training
 from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig
 
 
@@ -48,6 +49,9 @@ def namespace() -> dict:
         # formatters: number -> display text
         "ms": fmt_ms, "sig": fmt_sig, "grouped": fmt_grouped, "fixed": _fixed, "pct": _pct,
         "bytes_": fmt_bytes, "flops_": fmt_flops, "gb": _gb, "mb": _mb,
+        # inference-vs-training: a request end to end, batching, the serving metrics
+        "serving": serving, "batching": batching, "latency": latency,
+        "decode_run": serving.decode_run, "batch_point": batching.batch_point, "request": latency.request,
         # plain helpers
         "round": round, "min": min, "max": max, "abs": abs, "int": int, "math": math,
     }

@@ -21,3 +21,11 @@ def check_choice(name: str, value, choices) -> str:
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(sorted(choices))}; got {value!r}")
     return value
+
+
+def check_positive(name: str, value) -> float:
+    """Return value as a float if it is a finite number > 0; else raise ValueError naming it."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+    if not ok:
+        raise ValueError(f"{name} must be a finite number greater than 0, got {value!r}")
+    return float(value)

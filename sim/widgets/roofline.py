@@ -22,8 +22,10 @@ PARAMS = (
 )
 
 # Fixed axes (log10 of FLOP/byte and of TFLOP/s) so that switching GPU moves the roof, not the frame.
-X_RANGE = (math.log10(0.3), math.log10(1e5))
-Y_RANGE = (math.log10(0.3), math.log10(5e3))
+# Rounded: Pyodide's libm and glibc may differ in the last bit of log10, and the view must be identical.
+X_LIMITS = (0.3, 1e5)
+X_RANGE = (round(math.log10(X_LIMITS[0]), 6), round(math.log10(X_LIMITS[1]), 6))
+Y_RANGE = (round(math.log10(0.3), 6), round(math.log10(5e3), 6))
 
 COLOURS = {"prefill": "#16a34a", "decode": "#2563eb", "weights": "#94a3b8", "state": "#9333ea", "kv": "#f97316",
            "attention": "#a855f7", "roof": "#374151"}
@@ -110,7 +112,7 @@ def _figure(hw: presets.Hardware, m: presets.Model, pre: roofline.Estimate, dec:
     t = TEXT[s["lang"]]
     peak_t = hw.peak_flops_per_s / 1e12
     ridge = roofline.ridge_point(hw)
-    x_lo, x_hi = 10 ** X_RANGE[0], 10 ** X_RANGE[1]
+    x_lo, x_hi = X_LIMITS
 
     def point(name: str, intensity: float, attained: float, colour: str, symbol: str, size: int = 13) -> dict:
         return {

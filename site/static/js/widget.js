@@ -120,7 +120,8 @@ export class Widget {
     this.section.dataset.drawn = "true";
     for (const [id, figure] of Object.entries(view.figures)) {
       const element = this.section.querySelector(`[data-figure="${id}"]`);
-      if (element) window.Plotly.react(element, figure.data, figure.layout, PLOT_CONFIG);
+      // plotly.js writes defaults into what it is given; the view keeps Python's figure untouched.
+      if (element) window.Plotly.react(element, structuredClone(figure.data), structuredClone(figure.layout), PLOT_CONFIG);
     }
   }
 

@@ -1,0 +1,89 @@
+"""The batch-throughput widget in a real Chromium with a real Pyodide."""
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from sim import widgets
+from tests.browser.conftest import open_ready
+
+LESSON = "inference-vs-training/"
+ID = "batch-throughput"
+
+
+def output(widget, name: str) -> float:
+    return float(widget.locator(f'output[name="{name}"]').get_attribute("data-value"))
+
+
+def wait_for_output(widget, name: str, value) -> None:
+    # data-value is JavaScript's String(number): 208.0 arrives as "208".
+    text = str(int(value)) if float(value).is_integer() else str(value)
+    expect(widget.locator(f'output[name="{name}"]')).to_have_attribute("data-value", text)
+
+
+def cpython_view(state: dict) -> dict:
+    return json.loads(json.dumps(widgets.render(ID, {**state, "lang": "zh"})))
+
+
+def test_page_reads_before_python_and_becomes_ready(site_page, server):
+    site_page.goto(server.url(LESSON))
+    widget = site_page.locator(f"#{ID}")
+    expect(widget.locator('output[name="total_tokens_per_s"]')).to_have_text("1,542 tok/s")
+    expect(widget.locator(".batch-table tr.limit th")).to_have_text("58（上限）")
+    expect(widget.locator(".js-plotly-plot")).to_have_count(1)
+    expect(widget).to_have_attribute("data-state", "ready", timeout=60_000)
+    expect(widget.locator('input[name="B"]')).to_be_enabled()
+
+
+def test_moving_b_changes_both_throughputs(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), ID)
+    total_before = output(widget, "total_tokens_per_s")
+    each_before = output(widget, "per_request_tokens_per_s")
+    widget.locator(f"#{ID}-B-slider").fill("500")  # the log slider's middle: B = 16
+    b = int(widget.locator('input[name="B"]').input_value())
+    assert b == 16
+    expected = cpython_view({"B": b, "context": 4096})["outputs"]
+    wait_for_output(widget, "total_tokens_per_s", expected["total_tokens_per_s"]["value"])
+    wait_for_output(widget, "per_request_tokens_per_s", expected["per_request_tokens_per_s"]["value"])
+    assert output(widget, "total_tokens_per_s") < total_before
+    assert output(widget, "per_request_tokens_per_s") > each_before
+    marker = widget.locator('[data-figure="throughput"]').evaluate("el => el.data[el.data.length - 1].x")
+    assert marker == [16, 16]
+    expect(widget.locator(".batch-table tr.current")).to_have_count(0)
+
+
+def test_pushing_b_past_the_memory_limit_raises_the_flag(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), ID)
+    flag = widget.locator('[data-flag="over_capacity"]')
+    widget.locator('input[name="B"]').fill("58")
+    wait_for_output(widget, "total_tokens_per_s", 2303.87)
+    expect(flag).to_be_hidden()
+    widget.locator('input[name="B"]').fill("59")
+    wait_for_output(widget, "total_tokens_per_s", cpython_view({"B": 59})["outputs"]["total_tokens_per_s"]["value"])
+    expect(flag).to_be_visible()
+    # A shorter context frees memory: at 1,024 tokens many more requests fit and the flag goes away.
+    widget.locator('input[name="context"]').fill("1024")
+    wait_for_output(widget, "max_batch", cpython_view({"B": 59, "context": 1024})["outputs"]["max_batch"]["value"])
+    expect(flag).to_be_hidden()
+
+
+def test_switching_hardware_recomputes_the_table(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), ID)
+    widget.locator('select[name="hardware"]').select_option("h200-sxm")
+    expected = cpython_view({"hardware": "h200-sxm"})
+    wait_for_output(widget, "max_batch", expected["outputs"]["max_batch"]["value"])
+    first_row = widget.locator('.batch-table tr[data-batch="1"] td').first
+    expect(first_row).to_have_text(expected["svg"]["table"].split("<td>")[1].split("</td>")[0])
+
+
+@pytest.mark.parametrize("state", [
+    {"B": 58, "context": 4096},
+    {"B": 200, "context": 1, "hardware": "a100-sxm-80gb", "model": "llama-2-7b"},
+    {"B": 3, "context": 131072, "model": "llama-2-7b", "state_dtype": "bf16"},
+])
+def test_browser_view_equals_cpython_render(site_page, server, state):
+    query = "&".join(f"{ID}.{k}={v}" for k, v in state.items())
+    open_ready(site_page, server.url(f"{LESSON}?{query}"), ID)
+    site_page.wait_for_function(f"() => window.inferlab.views[{json.dumps(ID)}] !== undefined")
+    assert site_page.evaluate(f"window.inferlab.views[{json.dumps(ID)}]") == cpython_view(state)

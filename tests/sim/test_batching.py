@@ -1,0 +1,92 @@
+"""Batching figures for the anchor model, worked out by hand from the config numbers."""
+
+import math
+
+import pytest
+
+from sim import batching, presets
+
+ANCHOR = presets.model("qwen3.8-27b")
+LLAMA = presets.model("llama-2-7b")
+H100 = presets.hardware("h100-sxm")
+A100 = presets.hardware("a100-sxm-80gb")
+
+# Anchor config: 25,623,939,584 matmul parameters in BF16 (the reference's count, see sim/params.py).
+WEIGHT_BYTES = 25_623_939_584 * 2
+KV_BYTES_PER_TOKEN = 16 * 2 * 4 * 256 * 2  # full-attention layers x (K, V) x KV heads x head_dim x BF16
+STATE_BYTES = 48 * 48 * 128 * 128 * 4  # GDN layers x value heads x key_dim x value_dim x FP32
+H100_BYTES_PER_S = 3.35e12
+
+
+def anchor_step_s(batch: int, context: int) -> float:
+    """Memory-bound step: weights once, per request L KV rows read + 1 written + state read and written."""
+    per_request = (context + 1) * KV_BYTES_PER_TOKEN + 2 * STATE_BYTES
+    return (WEIGHT_BYTES + batch * per_request) / H100_BYTES_PER_S
+
+
+def test_one_request_at_4096_tokens():
+    p = batching.batch_point(ANCHOR, H100, batch=1, context=4096)
+    # (51,247,879,168 + 570,490,880) B / 3.35 TB/s = 15.468 ms
+    assert p.step_s == pytest.approx(anchor_step_s(1, 4096), rel=1e-12)
+    assert p.step_s * 1e3 == pytest.approx(15.468, abs=0.0005)
+    assert p.total_tokens_per_s == pytest.approx(64.65, abs=0.005)
+    assert p.per_request_tokens_per_s == p.total_tokens_per_s
+    assert p.fits and p.step.bound == "memory"
+
+
+def test_58_requests_at_4096_tokens_give_about_2304_tokens_per_s():
+    p = batching.batch_point(ANCHOR, H100, batch=58, context=4096)
+    assert p.total_tokens_per_s == pytest.approx(58 / anchor_step_s(58, 4096), rel=1e-12)
+    assert p.total_tokens_per_s == pytest.approx(2_303.87, abs=0.01)
+    assert p.per_request_tokens_per_s == pytest.approx(39.72, abs=0.005)
+    assert p.fits
+    assert not batching.batch_point(ANCHOR, H100, batch=59, context=4096).fits
+
+
+def test_weights_share_of_the_step_bytes():
+    p = batching.batch_point(ANCHOR, H100, batch=32, context=4096)
+    per_request = 4097 * KV_BYTES_PER_TOKEN + 2 * STATE_BYTES  # 570,490,880
+    assert p.weights_share == pytest.approx(WEIGHT_BYTES / (WEIGHT_BYTES + 32 * per_request), rel=1e-12)
+    assert p.weights_share == pytest.approx(0.7373, abs=0.0001)
+
+
+def test_sweep_keeps_order_and_marks_what_fits():
+    points = batching.sweep_batches(ANCHOR, H100, (256, 1, 58, 59), context=4096)
+    assert [p.batch for p in points] == [256, 1, 58, 59]
+    assert [p.fits for p in points] == [False, True, True, False]
+
+
+def test_more_requests_raise_total_and_lower_each_requests_speed():
+    points = batching.sweep_batches(ANCHOR, H100, range(1, 257), context=4096)
+    totals = [p.total_tokens_per_s for p in points]
+    each = [p.per_request_tokens_per_s for p in points]
+    assert totals == sorted(totals) and len(set(totals)) == 256
+    assert each == sorted(each, reverse=True)
+
+
+def test_llama_on_a100_turns_compute_bound_at_154_requests():
+    # Llama-2-7B: 32 layers of SwiGLU (3 x 4096 x 11008) and attention (4 x 4096^2), plus the LM head.
+    n = 32 * (3 * 4096 * 11008 + 4 * 4096**2) + 32_000 * 4096
+    flops, weights = 2 * n, 2 * n  # context 0: no attention FLOPs; BF16 weights
+    kv_row = 32 * 2 * 32 * 128 * 2  # the one KV row each request writes
+    # B * flops / peak > (weights + B * kv_row) / bandwidth
+    crossover = (weights / 2.039e12) / (flops / 312e12 - kv_row / 2.039e12)
+    assert math.floor(crossover) + 1 == 154
+    assert batching.first_compute_bound_batch(LLAMA, A100, context=0) == 154
+    assert batching.batch_point(LLAMA, A100, batch=153, context=0).step.bound == "memory"
+    assert batching.batch_point(LLAMA, A100, batch=154, context=0).step.bound == "compute"
+
+
+def test_anchor_at_4096_tokens_is_never_compute_bound():
+    # Each extra request adds more memory time than compute time: 570,490,880 B / 3.35 TB/s = 170 us
+    # against (2 x 25,623,939,584 + 16 x 24 x 256 x 4 x 4,096) FLOP / 989.5 TFLOP/s = 53 us.
+    f = 2 * 25_623_939_584 + 16 * 24 * 256 * 4 * 4096
+    assert f / 989.5e12 < (4097 * KV_BYTES_PER_TOKEN + 2 * STATE_BYTES) / H100_BYTES_PER_S
+    assert batching.first_compute_bound_batch(ANCHOR, H100, context=4096) is None
+
+
+def test_bad_arguments_name_the_parameter():
+    with pytest.raises(ValueError, match="^batch must"):
+        batching.batch_point(ANCHOR, H100, batch=0, context=4096)
+    with pytest.raises(ValueError, match="^context must"):
+        batching.first_compute_bound_batch(ANCHOR, H100, context=-1)

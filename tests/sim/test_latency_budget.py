@@ -1,0 +1,101 @@
+"""The latency-budget widget: the four metrics, scenarios that fill fields, and edits that make it custom."""
+
+import re
+
+import pytest
+
+from sim import widgets
+from sim.widgets import latency_budget
+from tests.sim.test_widgets import check_view
+
+
+def render(state) -> dict:
+    view = widgets.render("latency-budget", state)
+    check_view(view)
+    return view
+
+
+def test_default_is_the_reference_chat_example():
+    view = render({})
+    out = view["outputs"]
+    # 200 ms + 25 ms x 500 = 12.7 s, of which 12.5 s (98.4%) is TPOT x N
+    assert out["e2e_s"] == {"value": 12.7, "text": "12.7 s"}
+    assert out["tpot_share"] == {"value": 98.4252, "text": "98.4%"}
+    assert out["ttft_share"] == {"value": 1.5748, "text": "1.57%"}
+    # 32 requests / 25 ms = 1,280 tok/s; $2/h / (1,280 x 3,600) x 1e6 = $0.434 per million
+    assert out["throughput_tokens_per_s"] == {"value": 1280, "text": "1,280 tok/s"}
+    assert out["cost_per_million_tokens"] == {"value": 0.434028, "text": "$0.434"}
+    assert out["stream_tokens_per_s"]["text"] == "40 tok/s"
+    assert out["priority"]["text"].startswith("聊天")
+    assert view["derivations"]["e2e_s"] == "TTFT + TPOT × N = 200 ms + 25 ms × 500 = 200 ms + 12.5 s = 12.7 s"
+
+
+def test_picking_a_scenario_fills_its_fields():
+    view = render({"scenario": "agent", "changed": "scenario", "ttft_ms": 3, "gpu_dollars_per_hour": 7})
+    s = view["state"]
+    assert (s["ttft_ms"], s["tpot_ms"], s["output_tokens"], s["batch"], s["calls"]) == (800, 25, 800, 16, 10)
+    assert s["gpu_dollars_per_hour"] == 7  # the price is the student's assumption, not the scenario's
+    # 0.8 s + 25 ms x 800 = 20.8 s per call, 10 calls in a row = 208 s
+    assert view["outputs"]["e2e_s"]["value"] == pytest.approx(20.8)
+    assert view["outputs"]["chain_s"]["text"] == "208 s（3.47 分钟）"
+    assert view["outputs"]["priority"]["text"].startswith("智能体")
+
+
+def test_editing_a_filled_field_switches_to_custom():
+    view = render({"scenario": "chat", "tpot_ms": 50, "changed": "tpot_ms"})
+    assert view["state"]["scenario"] == "custom"
+    assert view["state"]["tpot_ms"] == 50
+    assert view["outputs"]["e2e_s"]["value"] == pytest.approx(25.2)  # 0.2 s + 50 ms x 500
+    assert view["outputs"]["priority"]["text"].startswith("自定义")
+
+
+def test_edits_that_keep_the_scenario_values_or_touch_only_the_price_keep_it():
+    assert render({"scenario": "chat", "tpot_ms": 25, "changed": "tpot_ms"})["state"]["scenario"] == "chat"
+    priced = render({"scenario": "offline", "ttft_ms": 5000, "tpot_ms": 60, "output_tokens": 1000, "batch": 256,
+                     "gpu_dollars_per_hour": 4, "changed": "gpu_dollars_per_hour"})
+    assert priced["state"]["scenario"] == "offline"
+    # 256 / 60 ms = 4,267 tok/s; $4/h / (4,267 x 3,600) x 1e6 = $0.260
+    assert priced["outputs"]["cost_per_million_tokens"]["text"] == "$0.260"
+
+
+def test_without_changed_the_state_is_taken_as_given():
+    view = render({"scenario": "completion", "tpot_ms": 40})
+    assert view["state"]["scenario"] == "completion" and view["state"]["tpot_ms"] == 40
+    assert view["state"]["ttft_ms"] == 200  # not filled in from the scenario either
+
+
+def test_every_scenario_fits_the_controls():
+    params = {p.name: p for p in latency_budget.PARAMS}
+    for name, scenario in latency_budget.SCENARIOS.items():
+        for field, value in scenario.fields().items():
+            assert params[field].coerce(value) == value, (name, field)
+        assert render({"scenario": name, "changed": "scenario"})["state"]["scenario"] == name
+
+
+def test_completion_spends_a_larger_share_on_ttft_than_chat():
+    completion = render({"scenario": "completion", "changed": "scenario"})["outputs"]
+    # 100 ms + 15 ms x 30 = 0.55 s, of which TTFT is 18.2%
+    assert completion["e2e_s"]["text"] == "550 ms"
+    assert completion["ttft_share"]["value"] == pytest.approx(100 / 550 * 100, abs=1e-4)
+
+
+def test_timeline_segments_are_proportional():
+    svg = render({})["svg"]["timeline"]
+    widths = dict(re.findall(r'<rect class="(ttft|tpot)" x="[\d.]+" y="\d+" width="([\d.]+)"', svg))
+    # 640 px x 0.2 / 12.7 = 10.1 px of TTFT, the rest TPOT x 500 (too dense for token ticks)
+    assert widths == {"ttft": "10.1", "tpot": "629.9"}
+    assert "<line" not in svg
+    short = render({"scenario": "completion", "changed": "scenario"})["svg"]["timeline"]
+    assert short.count("<line") == 29  # boundaries between 30 tokens
+
+
+@pytest.mark.parametrize("state", [
+    {"scenario": "nope", "changed": "scenario"},
+    {"ttft_ms": "nan", "tpot_ms": 0, "output_tokens": -1, "batch": 10**9, "calls": "x", "changed": "batch"},
+    {"gpu_dollars_per_hour": 1e300, "lang": "en", "changed": "lang"},
+    {"scenario": "custom", "changed": "scenario"},
+    None,
+])
+def test_any_state_renders(state):
+    view = render(state)
+    assert view["state"]["scenario"] in dict(latency_budget.SCENARIO_LABELS)
