@@ -140,11 +140,11 @@ def render_pages(lessons: list[ParsedLesson], templates: jinja2.Environment, sim
     for lesson in lessons:
         root = "../" * lesson.path.count("/")
         pages[lesson.path] = templates.get_template("lesson.html").render(
-            lesson=lesson.source, body=lesson.html, scripted=lesson.scripted, root=root,
+            lesson=lesson.source, body=lesson.html, scripted=lesson.scripted, python=bool(lesson.widgets), root=root,
             sim_zip=sim_zip, lang=lesson.source.lang, lessons=index,
         )
     pages["index.html"] = templates.get_template("index.html").render(
-        lessons=index, upcoming=upcoming, root="", sim_zip=sim_zip, lang="zh", scripted=False,
+        lessons=index, upcoming=upcoming, root="", sim_zip=sim_zip, lang="zh", scripted=False, python=False,
     )
     return pages
 

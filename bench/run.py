@@ -82,6 +82,8 @@ def measure_moves(browser, server: Server, moves: int) -> list[float]:
     page = browser.new_page()
     page.goto(server.url(LESSON))
     page.wait_for_selector('#roofline[data-state="ready"]', timeout=90_000)
+    page.locator("#roofline").scroll_into_view_if_needed()  # its figure is drawn when it nears the viewport
+    page.wait_for_selector('#roofline .js-plotly-plot')
     latencies = []
     for i in range(moves):
         position = 200 + (i * 37) % 800

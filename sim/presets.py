@@ -11,11 +11,12 @@ import json
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
-from pathlib import Path
+import os
 
 from sim.checks import check_choice
 
-PRESETS_DIR = Path(__file__).parent / "presets"
+# os.path, not pathlib: importing pathlib costs more than this whole module in Pyodide's boot.
+PRESETS_DIR = os.path.join(os.path.dirname(__file__), "presets")
 
 # Bytes per element of the dtypes the simulator knows.
 DTYPE_BYTES = {"fp32": 4, "bf16": 2}
@@ -99,7 +100,7 @@ class Model:
 
 
 def _load(name: str) -> dict:
-    with open(PRESETS_DIR / name, encoding="utf-8") as f:
+    with open(os.path.join(PRESETS_DIR, name), encoding="utf-8") as f:
         return json.load(f, parse_float=Decimal)
 
 

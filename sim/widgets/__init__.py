@@ -5,9 +5,10 @@ A view is JSON-able: {"schema": 1, "outputs", "figures", "svg", "flags", "deriva
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
-import pkgutil
+import os
 import re
 from types import ModuleType
 
@@ -15,13 +16,12 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _NOT_WIDGETS = {"common", "controls", "view"}  # helper modules
 
 
-def names() -> list[str]:
-    """Every widget module in this package."""
-    return sorted(
-        info.name.replace("_", "-")
-        for info in pkgutil.iter_modules(__path__)
-        if info.name not in _NOT_WIDGETS
-    )
+@functools.cache
+def names() -> tuple[str, ...]:
+    """Every widget module in this package (listed once: load() is on every render's path)."""
+    # A directory listing rather than pkgutil, whose imports (zipfile, ...) slow Pyodide's boot.
+    modules = (name[:-3] for name in os.listdir(os.path.dirname(__file__)) if name.endswith(".py"))
+    return tuple(sorted(m.replace("_", "-") for m in modules if m != "__init__" and m not in _NOT_WIDGETS))
 
 
 def load(name: str) -> ModuleType:

@@ -144,8 +144,9 @@ def _figure(hw: presets.Hardware, m: presets.Model, pre: roofline.Estimate, dec:
               COLOURS["attention"], "circle", size=8),
     ]
     layout = {
-        "xaxis": {"type": "log", "range": list(X_RANGE), "title": {"text": t["x"]}},
-        "yaxis": {"type": "log", "range": list(Y_RANGE), "title": {"text": t["y"]}},
+        # Fixed axes: nothing to zoom, and touch scrolling passes over the plot.
+        "xaxis": {"type": "log", "range": list(X_RANGE), "title": {"text": t["x"]}, "fixedrange": True},
+        "yaxis": {"type": "log", "range": list(Y_RANGE), "title": {"text": t["y"]}, "fixedrange": True},
         "margin": {"l": 64, "r": 16, "t": 16, "b": 56},
         "height": 380,
         "legend": {"x": 0.01, "y": 0.99, "bgcolor": "rgba(255,255,255,0.85)"},

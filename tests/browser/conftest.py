@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 import build
 
@@ -133,3 +134,10 @@ def open_ready(page, url: str, widget: str = "roofline"):
     page.goto(url)
     page.wait_for_selector(f'#{widget}[data-state="ready"]', timeout=READY_TIMEOUT_MS)
     return page.locator(f"#{widget}")
+
+
+def show_figures(widget):
+    """Scroll a widget into view and wait for its Plotly figures (drawn when they near the viewport)."""
+    widget.scroll_into_view_if_needed()
+    expect(widget.locator(".js-plotly-plot")).to_have_count(widget.locator("[data-figure]").count())
+    return widget

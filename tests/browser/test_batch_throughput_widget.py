@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from sim import widgets
-from tests.browser.conftest import open_ready
+from tests.browser.conftest import open_ready, show_figures
 
 LESSON = "inference-vs-training/"
 ID = "batch-throughput"
@@ -31,7 +31,7 @@ def test_page_reads_before_python_and_becomes_ready(site_page, server):
     widget = site_page.locator(f"#{ID}")
     expect(widget.locator('output[name="total_tokens_per_s"]')).to_have_text("1,542 tok/s")
     expect(widget.locator(".batch-table tr.limit th")).to_have_text("58（上限）")
-    expect(widget.locator(".js-plotly-plot")).to_have_count(1)
+    show_figures(widget)
     expect(widget).to_have_attribute("data-state", "ready", timeout=60_000)
     expect(widget.locator('input[name="B"]')).to_be_enabled()
 
@@ -48,6 +48,7 @@ def test_moving_b_changes_both_throughputs(site_page, server):
     wait_for_output(widget, "per_request_tokens_per_s", expected["per_request_tokens_per_s"]["value"])
     assert output(widget, "total_tokens_per_s") < total_before
     assert output(widget, "per_request_tokens_per_s") > each_before
+    show_figures(widget)
     marker = widget.locator('[data-figure="throughput"]').evaluate("el => el.data[el.data.length - 1].x")
     assert marker == [16, 16]
     expect(widget.locator(".batch-table tr.current")).to_have_count(0)

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from sim import widgets
-from tests.browser.conftest import open_ready
+from tests.browser.conftest import open_ready, show_figures
 
 LESSON = "inference-vs-training/"
 ID = "decode-ceiling"
@@ -36,7 +36,7 @@ def test_ceiling_reads_before_python_and_becomes_ready(site_page, server):
     site_page.goto(server.url(LESSON))
     widget = site_page.locator(f"#{ID}")
     expect(widget.locator('output[name="gap"]')).to_have_text("153×")
-    expect(widget.locator(".js-plotly-plot")).to_have_count(1)
+    show_figures(widget)
     expect(widget).to_have_attribute("data-state", "ready", timeout=60_000)
 
 
@@ -47,6 +47,7 @@ def test_faster_gpu_buys_compute_not_decode(site_page, server):
     wait_for_output(widget, "ceiling_tokens_per_s", expected["outputs"]["ceiling_tokens_per_s"]["value"])
     expect(widget.locator('output[name="compute_vs_a100"]')).to_have_text("×3.17")
     expect(widget.locator('output[name="decode_vs_a100"]')).to_have_text("×1.64")
+    show_figures(widget)
     opacity = widget.locator('[data-figure="ratios"]').evaluate("el => el.data[1].marker.opacity")
     assert opacity == [0.45, 1.0, 0.45, 0.45]
     assert_same_view(site_page, expected)

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from sim import widgets
-from tests.browser.conftest import open_ready
+from tests.browser.conftest import open_ready, show_figures
 
 LESSON = "prefill-decode/"
 
@@ -36,7 +36,7 @@ def test_page_reads_before_python_and_becomes_ready(site_page, server):
     # Pre-rendered figures are there at once, before the worker has answered anything.
     pre = expected(site_page)
     expect(widget.locator('output[name="decode_ms"]')).to_have_text(pre["outputs"]["decode_ms"]["text"])
-    expect(widget.locator(".js-plotly-plot")).to_have_count(1)
+    show_figures(widget)
     expect(widget.locator('[data-svg="bytes"] svg')).to_have_count(1)
     expect(widget).to_have_attribute("data-state", "ready", timeout=60_000)
     expect(widget.locator(".widget-status")).to_be_hidden()
@@ -45,7 +45,7 @@ def test_page_reads_before_python_and_becomes_ready(site_page, server):
 
 def test_slider_moves_update_readouts_and_plot(site_page, server):
     widget = open_ready(site_page, server.url(LESSON))
-    plot = widget.locator('[data-figure="roofline"]')
+    plot = show_figures(widget).locator('[data-figure="roofline"]')
     before_x = plot.evaluate("el => el.data[2].x[0]")
     slider = widget.locator("#roofline-T-slider")
     slider.fill("733")  # the log slider's position for T ~ 2048
@@ -66,7 +66,7 @@ def test_slider_moves_update_readouts_and_plot(site_page, server):
 def test_batch_moves_the_weights_only_point_right_while_the_real_point_stalls(site_page, server):
     widget = open_ready(site_page, server.url(LESSON))
     widget.locator('input[name="context"]').fill("4096")
-    plot = widget.locator('[data-figure="roofline"]')
+    plot = show_figures(widget).locator('[data-figure="roofline"]')
     xs = []
     for b in (1, 16, 256):
         widget.locator('input[name="B"]').fill(str(b))
@@ -114,7 +114,7 @@ def test_selects_switch_hardware_model_and_state_dtype(site_page, server):
     widget = open_ready(site_page, server.url(LESSON))
     widget.locator('select[name="hardware"]').select_option("a100-sxm-80gb")
     wait_for_output(widget, "decode_ms", expected(site_page, hardware="a100-sxm-80gb")["outputs"]["decode_ms"]["value"])
-    roof = widget.locator('[data-figure="roofline"]').evaluate("el => el.data[0].y[2]")
+    roof = show_figures(widget).locator('[data-figure="roofline"]').evaluate("el => el.data[0].y[2]")
     assert roof == pytest.approx(312)
     widget.locator('select[name="model"]').select_option("qwen3-32b")
     want = expected(site_page, hardware="a100-sxm-80gb", model="qwen3-32b")

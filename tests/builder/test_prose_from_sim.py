@@ -22,7 +22,7 @@ def patched_presets(tmp_path, monkeypatch):
     hardware = json.loads((folder / "hardware.json").read_text(encoding="utf-8"))
     hardware["h100-sxm"]["hbm_tb_per_s"] = 4.0
     (folder / "hardware.json").write_text(json.dumps(hardware), encoding="utf-8")
-    monkeypatch.setattr(presets, "PRESETS_DIR", folder)
+    monkeypatch.setattr(presets, "PRESETS_DIR", str(folder))
     presets._hardware_table.cache_clear()
     presets._model_table.cache_clear()
     yield
@@ -45,7 +45,7 @@ def test_prose_changes_with_a_preset(tmp_path, patched_presets):
     patched_page = build_lesson(tmp_path / "patched")
     patched_step = decode_step_text()
     patched_values = SIM_VALUE.findall(patched_page)
-    presets.PRESETS_DIR = build.ROOT / "sim" / "presets"  # back to the real presets for the comparison build
+    presets.PRESETS_DIR = str(build.ROOT / "sim" / "presets")  # back to the real presets for the comparison build
     presets._hardware_table.cache_clear()
     real_page = build_lesson(tmp_path / "real")
     real_step = decode_step_text()

@@ -1,5 +1,5 @@
 // Development only (included by `build.py serve`): reload the page when the site has been rebuilt.
-const root = new URL(document.body.dataset.root || "./", document.baseURI);
+const root = new URL(document.documentElement.dataset.root || "./", document.baseURI);
 let seen = null;
 
 async function poll() {

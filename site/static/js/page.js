@@ -1,23 +1,32 @@
 // The one client script: finds every [data-widget] section, draws its pre-rendered view, and
 // connects it to a single Python worker. It does no simulator maths.
-import { Runtime } from "./runtime.js";
+import { runtime } from "./boot.js";
 import { Formula } from "./terms.js";
 import { Widget } from "./widget.js";
 import { writeUrlState } from "./urlstate.js";
 
 function main() {
   const sections = [...document.querySelectorAll("[data-widget]")];
-  const root = new URL(document.body.dataset.root || "./", document.baseURI);
-  const simZip = new URL(document.body.dataset.simZip, root).href;
-  const names = [...new Set(sections.map((section) => section.dataset.widget))];
-  const runtime = new Runtime(simZip, names);
+  if (sections.length > 0) runtime.useWidgets([...new Set(sections.map((section) => section.dataset.widget))]);
   const views = {};
   const widgets = [];
   const widgetsById = new Map();
   const formulas = [];
   // The URL follows the controls, but not on every slider step: browsers throttle history updates.
   let urlTimer = null;
+  let plotly = null;
   const page = {
+    // plotly.js, loaded once, when the first figure is about to be seen.
+    plotly() {
+      plotly ??= new Promise((resolve, reject) => {
+        const script = document.createElement("script");
+        script.src = new URL(document.documentElement.dataset.plotly, document.baseURI).href;
+        script.onload = () => resolve(window.Plotly);
+        script.onerror = () => reject(new Error(script.src));
+        document.head.append(script);
+      });
+      return plotly;
+    },
     viewApplied(widget, view) {
       views[widget.id] = view;
       for (const formula of formulas) formula.viewChanged(widget.id);
@@ -25,16 +34,13 @@ function main() {
       urlTimer = setTimeout(() => writeUrlState(widgets), 150);
     },
   };
-  if (sections.length > 0) runtime.start();
-  // plotly.js is a deferred script after this module, so it runs after this and before DOMContentLoaded.
-  document.addEventListener("DOMContentLoaded", () => {
-    for (const section of sections) {
-      const widget = new Widget(section, runtime, page);
-      widgets.push(widget);
-      widgetsById.set(widget.id, widget);
-    }
-    for (const figure of document.querySelectorAll("figure.formula")) formulas.push(new Formula(figure, widgetsById));
-  }, { once: true });
+  // A module script runs once the document is parsed: every section is there.
+  for (const section of sections) {
+    const widget = new Widget(section, runtime, page);
+    widgets.push(widget);
+    widgetsById.set(widget.id, widget);
+  }
+  for (const figure of document.querySelectorAll("figure.formula")) formulas.push(new Formula(figure, widgetsById));
   // For tests and the curious: the newest view each widget received from Python.
   window.inferlab = { runtime, views, widgets };
 }

@@ -3,9 +3,9 @@
 const BOOT_TIMEOUT_MS = 90_000;
 
 export class Runtime {
-  constructor(simZipUrl, widgetNames) {
+  constructor(simZipUrl) {
     this.simZipUrl = simZipUrl;
-    this.widgetNames = widgetNames;
+    this.widgetNames = null; // set by useWidgets() once the page is parsed
     this.listeners = new Set();
     this.status = "loading";
     this.detail = "";
@@ -42,6 +42,7 @@ export class Runtime {
       if (message.type === "progress") this.setStatus("loading", message.stage);
       else if (message.type === "ready") {
         clearTimeout(timer);
+        this.timings = message.timings;
         this.setStatus("ready");
       } else if (message.type === "failed") {
         clearTimeout(timer);
@@ -54,7 +55,14 @@ export class Runtime {
       clearTimeout(timer);
       this.fail(event.message || "the Python worker could not start");
     };
-    worker.postMessage({ type: "init", simZip: this.simZipUrl, widgets: this.widgetNames });
+    worker.postMessage({ type: "init", simZip: this.simZipUrl });
+    if (this.widgetNames) worker.postMessage({ type: "widgets", names: this.widgetNames });
+  }
+
+  // The widget modules the page needs; Python imports them as soon as it is up.
+  useWidgets(names) {
+    this.widgetNames = names;
+    this.worker?.postMessage({ type: "widgets", names });
   }
 
   fail(detail) {

@@ -41,8 +41,16 @@ export class Widget {
     this.retryButton.addEventListener("click", () => this.runtime.start());
     this.controls = new Controls(section, (fragment, source) => this.change(fragment, source));
 
-    // A task of its own: plotly.js has just spent ~0.2 s evaluating, and the budget is per task.
-    setTimeout(() => { if (!this.section.dataset.drawn) this.drawFigures(data.view); }, 0);
+    // Pre-rendered figures are drawn when the widget nears the viewport: plotly.js (~0.2 s to evaluate)
+    // is then loaded, instead of competing with Python's boot for the CPU while the page opens.
+    if (Object.keys(data.view.figures).length > 0) {
+      const observer = new IntersectionObserver((entries) => {
+        if (!entries.some((entry) => entry.isIntersecting)) return;
+        observer.disconnect();
+        this.drawFigures(this.view);
+      }, { rootMargin: "600px 0px" });
+      observer.observe(section);
+    }
     const fromUrl = readUrlState(this.id, this.paramNames);
     if (Object.keys(fromUrl).length > 0) {
       this.controls.show(fromUrl);
@@ -115,9 +123,15 @@ export class Widget {
     this.page.viewApplied(this, view);
   }
 
-  drawFigures(view) {
-    if (typeof window.Plotly === "undefined") return;
-    this.section.dataset.drawn = "true";
+  async drawFigures(view) {
+    if (Object.keys(view.figures).length === 0) return;
+    try {
+      await this.page.plotly();
+    } catch (error) {
+      console.warn(`inferlab: plotly.js could not load: ${error.message}`);
+      return;
+    }
+    if (view !== this.view) return; // a newer view arrived while plotly.js was loading
     for (const [id, figure] of Object.entries(view.figures)) {
       const element = this.section.querySelector(`[data-figure="${id}"]`);
       // plotly.js writes defaults into what it is given; the view keeps Python's figure untouched.
