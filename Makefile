@@ -13,6 +13,7 @@ serve: $(VENV)/.base node_modules/.installed
 	$(PY) build.py serve
 
 test: $(VENV)/.test node_modules/.installed chromium
+	$(PY) -m ruff check .
 	$(PY) -m pytest
 
 build: $(VENV)/.base node_modules/.installed

@@ -34,7 +34,8 @@ new PerformanceObserver(list => { for (const e of list.getEntries()) window.__lo
   .observe({type: 'longtask', buffered: true});
 new MutationObserver(() => {
   const all = [...document.querySelectorAll('[data-widget]')];
-  if (all.length && all.every(w => w.dataset.state === 'ready') && !window.__readyAt) window.__readyAt = performance.now();
+  const ready = all.length && all.every(w => w.dataset.state === 'ready');
+  if (ready && !window.__readyAt) window.__readyAt = performance.now();
 }).observe(document, {subtree: true, attributes: true, attributeFilter: ['data-state']});
 """
 MOVE = """

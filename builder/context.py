@@ -3,8 +3,8 @@ collects on the way (widgets, links, checks that need the whole page)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import jinja2
 
@@ -43,7 +43,7 @@ class LessonContext:
     scripted: bool = False  # the page needs the client script (widgets, clickable formulas)
     links: list[LinkUse] = field(default_factory=list)
     # (line, check) pairs run once the whole page is parsed; check(ctx) returns a problem or None
-    checks: list[tuple[int, Callable[["LessonContext"], str | None]]] = field(default_factory=list)
+    checks: list[tuple[int, Callable[[LessonContext], str | None]]] = field(default_factory=list)
 
     @property
     def root(self) -> str:

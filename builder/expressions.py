@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import math
 
-from sim import cache, memory, params, presets, roofline
-from sim import batching, latency, serving  # inference-vs-training
+from sim import batching, cache, latency, memory, params, presets, roofline, serving  # inference-vs-training
 from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig
 
 

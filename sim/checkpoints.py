@@ -7,8 +7,8 @@ A lesson asks the question in its own words and names the check by key (`::: wid
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from sim import cache, params, presets, roofline
 

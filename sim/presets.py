@@ -8,10 +8,10 @@ that 2.039 TB/s becomes 2_039_000_000_000 B/s, not 2038999999999.9998.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
-import os
 
 from sim.checks import check_choice
 

@@ -13,9 +13,9 @@ alongside them (the step takes the larger of the two, as in roofline.decode).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
 from sim import cache, params, roofline
 from sim.presets import Hardware, Model

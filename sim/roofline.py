@@ -7,9 +7,9 @@ These are lower bounds on time (upper bounds on speed), not measurements.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
 from sim import cache, params
 from sim.checks import check_int

@@ -8,7 +8,7 @@ raises LessonError for bad input. Built-in directives live in the modules import
 from __future__ import annotations
 
 import json
-from typing import Callable
+from collections.abc import Callable
 
 import yaml
 

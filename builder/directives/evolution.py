@@ -26,7 +26,8 @@ def evolution_directive(ctx: LessonContext, args: str, body: str, line: int) -> 
     items = []
     for i, entry in enumerate(entries, start=1):
         where = starts[i - 1] if i <= len(starts) else line + 1
-        if not isinstance(entry, dict) or not {"name", "lesson", "solved", "stuck"} <= set(entry) or set(entry) - FIELDS:
+        required = {"name", "lesson", "solved", "stuck"}
+        if not isinstance(entry, dict) or not required <= set(entry) or set(entry) - FIELDS:
             raise LessonError(where, f"generation {i} needs exactly name, lesson, solved, stuck (and optionally here)")
         slug = entry["lesson"]
         if slug is not None and not ctx.course.knows(slug):

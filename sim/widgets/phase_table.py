@@ -10,7 +10,7 @@ from __future__ import annotations
 from sim import presets, roofline, serving
 from sim.widgets.common import hardware_select, model_select
 from sim.widgets.controls import Range, coerce_state
-from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, output, view, step_time_derivation
+from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, output, step_time_derivation, view
 
 PARAMS = (
     model_select(),

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from sim import cache, params, presets, request, roofline
 from sim.widgets.common import hardware_select, model_select, state_dtype_select

@@ -9,7 +9,7 @@ import math
 from sim import memory, presets, roofline
 from sim.widgets.common import hardware_select, model_select, state_dtype_select
 from sim.widgets.controls import Range, coerce_state
-from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, output, view, step_time_derivation
+from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, output, step_time_derivation, view
 
 PARAMS = (
     Range("T", {"zh": "提示长度 T（token）", "en": "Prompt length T (tokens)"}, default=4, min=1, max=32_768, log=True),

@@ -82,3 +82,23 @@ def test_next_gap_links_to_written_lessons_and_marks_the_rest(site_page, server,
             slug = href[3:].split("/")[0]
             assert (built_site / slug / "index.html").exists(), href
     assert site_page.locator(".upcoming-link").count() >= 1
+
+
+def test_misconceptions_are_refuted_with_computed_numbers(site_page, server):
+    site_page.goto(server.url(LESSON))
+    boxes = site_page.locator(".callout-misconception")
+    assert boxes.count() >= 4
+    for i in range(boxes.count()):
+        assert boxes.nth(i).locator(".sim-value").count() >= 1, boxes.nth(i).inner_text()
+
+
+def test_closing_parts_are_all_there(site_page, server):
+    site_page.goto(server.url(LESSON))
+    evidence = site_page.locator("#evidence ~ table").first
+    expect(evidence.locator("tbody tr")).to_have_count(3)
+    expect(site_page.locator(".callout-summary")).to_have_count(1)
+    expect(site_page.locator(".callout-stop")).to_have_count(1)
+    faq = site_page.locator("#faq ~ details.dig")
+    assert faq.count() >= 6
+    # Text only: no widget, formula or computed number is left unrendered.
+    assert "{sim}" not in site_page.content()

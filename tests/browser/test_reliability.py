@@ -84,7 +84,7 @@ def test_a_widget_whose_render_fails_leaves_the_others_working(site_page, server
     assert roof.locator('output[name="prefill_ms"]').first.get_attribute("data-value") == before
     others = [(i, n) for i, n in widget_ids(site_page) if n != "roofline"]
     assert others, "the lesson has other widgets"
-    for widget_id, name in others:
+    for widget_id, _ in others:
         section = site_page.locator(f"#{widget_id}")
         expect(section).to_have_attribute("data-state", "ready")
     # The failing widget recovers with the next good state.
@@ -106,7 +106,7 @@ def test_hostile_url_values_fall_back_to_valid_state(site_page, server, path, bu
     ids = widget_ids(site_page)
     dialogs = []
     site_page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    for round_, value in enumerate(HOSTILE):
+    for value in HOSTILE:
         query = {}
         for widget_id, name in ids:
             for param in widgets.load(name).PARAMS:

@@ -9,7 +9,6 @@ from sim.widgets import phase_table
 from tests.sim.test_properties import json_values
 from tests.sim.test_widgets import check_view
 
-
 # Hand arithmetic for the anchor on an H100 (see tests/sim/test_serving.py for the pieces).
 WEIGHTS = 25_623_939_584 * 2
 KV_ROW = 16 * 2 * 4 * 256 * 2

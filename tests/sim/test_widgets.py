@@ -5,7 +5,7 @@ import pytest
 
 from sim import widgets
 from sim.widgets import roofline as roofline_widget
-from sim.widgets.controls import config_problems, coerce_state
+from sim.widgets.controls import coerce_state, config_problems
 
 VIEW_KEYS = {"schema", "state", "outputs", "figures", "svg", "flags", "derivations"}
 

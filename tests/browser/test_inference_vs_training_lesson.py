@@ -1,0 +1,80 @@
+"""Lesson inference-vs-training: predict-then-check questions graded by the simulator, and its links."""
+
+import json
+
+from playwright.sync_api import expect
+
+from sim import widgets
+from tests.browser.conftest import open_ready
+
+LESSON = "inference-vs-training/"
+
+
+def predicted(guess) -> dict:
+    return json.loads(json.dumps(widgets.render("predict", {"question": "ceiling-7b-a100", "guess": guess})))
+
+
+def test_a_right_prediction_is_graded_right_with_its_derivation(site_page, server):
+    box = open_ready(site_page, server.url(LESSON), "q3")
+    answer = box.locator(".predict-answer")
+    expect(answer).to_be_hidden()  # the page does not give the answer away before the student tries
+    box.locator('input[name="guess"]').fill("150")
+    box.locator("button.commit").click()
+    expect(box.locator('output[name="verdict"]')).to_contain_text("对了")
+    expect(answer).to_be_visible()
+    expect(box.locator('output[name="expected"]')).to_have_text(predicted(150)["outputs"]["expected"]["text"])
+    expect(box.locator('[data-derivation="expected"]')).to_have_text(predicted(150)["derivations"]["expected"])
+    assert site_page.evaluate("window.inferlab.views.q3") == predicted(150)
+
+
+def test_a_wrong_prediction_is_graded_wrong_from_the_keyboard(site_page, server):
+    box = open_ready(site_page, server.url(LESSON), "q3")
+    guess = box.locator('input[name="guess"]')
+    guess.fill("78")  # the figure a "2 FLOP per byte" reading would suggest is half the real ceiling
+    guess.press("Enter")
+    expect(box.locator('output[name="verdict"]')).to_contain_text("偏低")
+    expect(box.locator('output[name="error"]')).to_have_text(predicted(78)["outputs"]["error"]["text"])
+    guess.fill("")
+    guess.press("Enter")
+    expect(box.locator(".predict-answer")).to_be_hidden()
+    expect(box.locator('output[name="verdict"]')).to_have_text(predicted(None)["outputs"]["verdict"]["text"])
+
+
+def test_every_numeric_checkpoint_grades_its_own_answer(site_page, server):
+    open_ready(site_page, server.url(LESSON), "q2")
+    boxes = site_page.locator('[data-widget="predict"]')
+    assert boxes.count() >= 5
+    for i in range(boxes.count()):
+        box = boxes.nth(i)
+        question = json.loads(box.locator("script.widget-data").text_content())["state"]["question"]
+        right = widgets.render("predict", {"question": question, "guess": 1})["outputs"]["expected"]["value"]
+        box.locator('input[name="guess"]').fill(str(right))
+        box.locator("button.commit").click()
+        expect(box.locator('output[name="verdict"]')).to_contain_text("对了")
+
+
+def test_a_shared_link_restores_a_prediction(site_page, server):
+    box = open_ready(site_page, server.url(LESSON + "?q5.guess=40"), "q5")
+    expect(box.locator('input[name="guess"]')).to_have_value("40")
+    expect(box.locator('output[name="verdict"]')).to_contain_text("偏高")
+
+
+def test_checkpoint_answers_reveal_after_trying(site_page, server):
+    site_page.goto(server.url(LESSON))
+    answers = site_page.locator("#checkpoints ~ details.dig")
+    assert answers.count() >= 9
+    first = answers.first
+    first.locator("summary").click()
+    expect(first.locator("p").first).to_be_visible()
+
+
+def test_the_two_lessons_link_to_each_other(site_page, server):
+    site_page.goto(server.url(LESSON))
+    back = site_page.locator('main a[href^="../prefill-decode/"]')
+    assert back.count() >= 2
+    back.first.click()
+    expect(site_page.locator("h1")).to_have_text("prefill 与 decode：生成到底慢在哪")
+    forward = site_page.locator('main a[href="../inference-vs-training/"]')
+    assert forward.count() >= 1
+    forward.first.click()
+    expect(site_page.locator("h1")).to_have_text("推理和训练是两回事")
