@@ -3,8 +3,8 @@
 // latest view, and highlights the control that changes it. Only text is inserted, never HTML.
 
 const WORDS = {
-  zh: { now: "现在", changedBy: "改变它的控件", go: "去调整", noValue: "（公式没有关联的组件）" },
-  en: { now: "Now", changedBy: "Changed by", go: "Adjust it", noValue: "(no widget linked)" },
+  zh: { now: "现在：", changedBy: "改变它的控件：", go: "去调整", noValue: "（公式没有关联的组件）" },
+  en: { now: "Now: ", changedBy: "Changed by: ", go: "Adjust it", noValue: "(no widget linked)" },
 };
 
 function element(tag, className, text) {
@@ -83,11 +83,11 @@ export class Formula {
     title.append(element("strong", "", term.name), document.createTextNode(` · ${term.unit}`));
     const parts = [title, element("p", "term-text", term.text)];
     const value = widget && term.output ? widget.view.outputs[term.output] : null;
-    parts.push(element("p", "term-value", `${this.words.now}: ${value ? value.text : this.words.noValue}`));
+    parts.push(element("p", "term-value", `${this.words.now}${value ? value.text : this.words.noValue}`));
     const control = this.control();
     if (control) {
       const label = control.querySelector("label, legend")?.textContent ?? term.control;
-      const line = element("p", "term-control", `${this.words.changedBy}: ${label} `);
+      const line = element("p", "term-control", `${this.words.changedBy}${label} `);
       const go = element("button", "term-go", this.words.go);
       go.type = "button";
       go.addEventListener("click", () => {
