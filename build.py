@@ -16,6 +16,7 @@ import argparse
 import functools
 import hashlib
 import http.server
+import math
 import os
 import re
 import shutil
@@ -25,6 +26,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 import jinja2
@@ -73,6 +75,19 @@ class ParsedLesson:
         return f"{prefix}{self.source.slug}/index.html"
 
 
+def js_number(value):
+    """Floats printed as JavaScript's String(number) prints them, so that a pre-rendered data-value is the
+    text the page script later writes for the same number (208.0 -> "208", 1.6e-05 -> "0.000016")."""
+    if not isinstance(value, float) or not math.isfinite(value):
+        return value
+    if value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    if 1e-7 <= abs(value) < 1e21:
+        return format(Decimal(repr(value)), "f")
+    mantissa, exponent = repr(value).split("e")
+    return f"{mantissa}e{int(exponent):+d}"
+
+
 def make_templates(paths: Paths) -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(paths.templates),
@@ -80,6 +95,7 @@ def make_templates(paths: Paths) -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=js_number,
     )
 
 

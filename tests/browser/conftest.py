@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
 import threading
 from pathlib import Path
@@ -16,6 +17,8 @@ import pytest
 from playwright.sync_api import expect
 
 import build
+from build import js_number
+from sim import widgets
 
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
@@ -141,3 +144,18 @@ def show_figures(widget):
     widget.scroll_into_view_if_needed()
     expect(widget.locator(".js-plotly-plot")).to_have_count(widget.locator("[data-figure]").count())
     return widget
+
+
+def cpython_view(widget: str, state: dict) -> dict:
+    """CPython's view of a widget for a state, through JSON as the browser receives it."""
+    return json.loads(json.dumps(widgets.render(widget, {"lang": "zh", **state})))
+
+
+def browser_view(page, widget_id: str) -> dict:
+    """The newest view the page received from Python for a widget."""
+    return page.evaluate(f"window.inferlab.views[{json.dumps(widget_id)}]")
+
+
+def wait_for_output(widget, name: str, value) -> None:
+    """Wait until a readout shows `value` (data-value holds it as JavaScript prints numbers)."""
+    expect(widget.locator(f'output[name="{name}"]').first).to_have_attribute("data-value", str(js_number(value)))

@@ -5,8 +5,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from sim import widgets
-from tests.browser.conftest import open_ready, show_figures
+from tests.browser.conftest import cpython_view, open_ready, show_figures, wait_for_output
 
 LESSON = "inference-vs-training/"
 ID = "batch-throughput"
@@ -16,14 +15,6 @@ def output(widget, name: str) -> float:
     return float(widget.locator(f'output[name="{name}"]').get_attribute("data-value"))
 
 
-def wait_for_output(widget, name: str, value) -> None:
-    # data-value is JavaScript's String(number): 208.0 arrives as "208".
-    text = str(int(value)) if float(value).is_integer() else str(value)
-    expect(widget.locator(f'output[name="{name}"]')).to_have_attribute("data-value", text)
-
-
-def cpython_view(state: dict) -> dict:
-    return json.loads(json.dumps(widgets.render(ID, {**state, "lang": "zh"})))
 
 
 def test_page_reads_before_python_and_becomes_ready(site_page, server):
@@ -43,7 +34,7 @@ def test_moving_b_changes_both_throughputs(site_page, server):
     widget.locator(f"#{ID}-B-slider").fill("500")  # the log slider's middle: B = 16
     b = int(widget.locator('input[name="B"]').input_value())
     assert b == 16
-    expected = cpython_view({"B": b, "context": 4096})["outputs"]
+    expected = cpython_view(ID, {"B": b, "context": 4096})["outputs"]
     wait_for_output(widget, "total_tokens_per_s", expected["total_tokens_per_s"]["value"])
     wait_for_output(widget, "per_request_tokens_per_s", expected["per_request_tokens_per_s"]["value"])
     assert output(widget, "total_tokens_per_s") < total_before
@@ -61,18 +52,18 @@ def test_pushing_b_past_the_memory_limit_raises_the_flag(site_page, server):
     wait_for_output(widget, "total_tokens_per_s", 2303.87)
     expect(flag).to_be_hidden()
     widget.locator('input[name="B"]').fill("59")
-    wait_for_output(widget, "total_tokens_per_s", cpython_view({"B": 59})["outputs"]["total_tokens_per_s"]["value"])
+    wait_for_output(widget, "total_tokens_per_s", cpython_view(ID, {"B": 59})["outputs"]["total_tokens_per_s"]["value"])
     expect(flag).to_be_visible()
     # A shorter context frees memory: at 1,024 tokens many more requests fit and the flag goes away.
     widget.locator('input[name="context"]').fill("1024")
-    wait_for_output(widget, "max_batch", cpython_view({"B": 59, "context": 1024})["outputs"]["max_batch"]["value"])
+    wait_for_output(widget, "max_batch", cpython_view(ID, {"B": 59, "context": 1024})["outputs"]["max_batch"]["value"])
     expect(flag).to_be_hidden()
 
 
 def test_switching_hardware_recomputes_the_table(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), ID)
     widget.locator('select[name="hardware"]').select_option("h200-sxm")
-    expected = cpython_view({"hardware": "h200-sxm"})
+    expected = cpython_view(ID, {"hardware": "h200-sxm"})
     wait_for_output(widget, "max_batch", expected["outputs"]["max_batch"]["value"])
     first_row = widget.locator('.batch-table tr[data-batch="1"] td').first
     expect(first_row).to_have_text(expected["svg"]["table"].split("<td>")[1].split("</td>")[0])
@@ -87,4 +78,4 @@ def test_browser_view_equals_cpython_render(site_page, server, state):
     query = "&".join(f"{ID}.{k}={v}" for k, v in state.items())
     open_ready(site_page, server.url(f"{LESSON}?{query}"), ID)
     site_page.wait_for_function(f"() => window.inferlab.views[{json.dumps(ID)}] !== undefined")
-    assert site_page.evaluate(f"window.inferlab.views[{json.dumps(ID)}]") == cpython_view(state)
+    assert site_page.evaluate(f"window.inferlab.views[{json.dumps(ID)}]") == cpython_view(ID, state)

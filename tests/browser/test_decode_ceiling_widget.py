@@ -1,35 +1,24 @@
 """The decode-ceiling widget on the inference-vs-training lesson, in a real Chromium with a real Pyodide."""
 
-import json
 
 import pytest
 from playwright.sync_api import expect
 
-from sim import widgets
-from tests.browser.conftest import open_ready, show_figures
+from tests.browser.conftest import browser_view, cpython_view, open_ready, show_figures, wait_for_output
 
 LESSON = "inference-vs-training/"
 ID = "decode-ceiling"
 
 
-def cpython_view(state: dict) -> dict:
-    return json.loads(json.dumps(widgets.render("decode-ceiling", {"lang": "zh", **state})))
-
-
-def browser_view(page) -> dict:
-    return page.evaluate(f"window.inferlab.views[{json.dumps(ID)}]")
 
 
 def assert_same_view(page, expected: dict) -> None:
     """The browser's view equals CPython's; plotly.js fills in layout defaults, so figures compare by their data."""
-    got = browser_view(page)
+    got = browser_view(page, ID)
     assert {k: v for k, v in got.items() if k != "figures"} == {k: v for k, v in expected.items() if k != "figures"}
     assert [(t["x"], t["y"]) for t in got["figures"]["ratios"]["data"]] == \
         [(t["x"], t["y"]) for t in expected["figures"]["ratios"]["data"]]
 
-
-def wait_for_output(widget, name: str, value) -> None:
-    expect(widget.locator(f'output[name="{name}"]')).to_have_attribute("data-value", str(value))
 
 
 def test_ceiling_reads_before_python_and_becomes_ready(site_page, server):
@@ -43,7 +32,7 @@ def test_ceiling_reads_before_python_and_becomes_ready(site_page, server):
 def test_faster_gpu_buys_compute_not_decode(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), ID)
     widget.locator('select[name="hardware"]').select_option("h100-sxm")
-    expected = cpython_view({"hardware": "h100-sxm"})
+    expected = cpython_view("decode-ceiling", {"hardware": "h100-sxm"})
     wait_for_output(widget, "ceiling_tokens_per_s", expected["outputs"]["ceiling_tokens_per_s"]["value"])
     expect(widget.locator('output[name="compute_vs_a100"]')).to_have_text("×3.17")
     expect(widget.locator('output[name="decode_vs_a100"]')).to_have_text("×1.64")
@@ -57,10 +46,10 @@ def test_preset_fills_params_and_editing_switches_to_custom(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), ID)
     widget.locator('select[name="model"]').select_option("qwen3.8-27b")
     expect(widget.locator('input[name="params_b"]')).to_have_value("26")
-    wait_for_output(widget, "step_ms", cpython_view({"model": "qwen3.8-27b"})["outputs"]["step_ms"]["value"])
+    wait_for_output(widget, "step_ms", cpython_view("decode-ceiling", {"model": "qwen3.8-27b"})["outputs"]["step_ms"]["value"])
     widget.locator('input[name="params_b"]').fill("70")
     expect(widget.locator('select[name="model"]')).to_have_value("custom")
-    expected = cpython_view({"model": "custom", "params_b": 70})
+    expected = cpython_view("decode-ceiling", {"model": "custom", "params_b": 70})
     wait_for_output(widget, "weights_gb", 140)
     assert_same_view(site_page, expected)
     # Back to a preset: its size comes back into the field.
@@ -72,7 +61,7 @@ def test_weight_format_buttons_raise_the_intensity(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), ID)
     widget.locator(f'input[name="{ID}-weight_dtype"][value="int4"]').check(force=True)
     wait_for_output(widget, "intensity", 4)
-    expected = cpython_view({"weight_dtype": "int4"})
+    expected = cpython_view("decode-ceiling", {"weight_dtype": "int4"})
     wait_for_output(widget, "gap", expected["outputs"]["gap"]["value"])
     assert_same_view(site_page, expected)
 
@@ -84,6 +73,6 @@ def test_weight_format_buttons_raise_the_intensity(site_page, server):
 def test_link_restores_a_scenario(site_page, server, state):
     query = "&".join(f"{ID}.{k}={v}" for k, v in state.items())
     widget = open_ready(site_page, server.url(f"{LESSON}?{query}"), ID)
-    expected = cpython_view(state)
+    expected = cpython_view("decode-ceiling", state)
     wait_for_output(widget, "ceiling_tokens_per_s", expected["outputs"]["ceiling_tokens_per_s"]["value"])
     assert_same_view(site_page, expected)

@@ -4,16 +4,12 @@ import json
 
 from playwright.sync_api import expect
 
-from sim import widgets
-from tests.browser.conftest import open_ready
+from tests.browser.conftest import cpython_view, open_ready
 
 LESSON = "prefill-decode/"
 WIDGET = "estimate-stepper"
 STEPS = ("naive", "fails", "improved")
 
-
-def cpython_view(state: dict) -> dict:
-    return json.loads(json.dumps(widgets.render(WIDGET, {"lang": "zh", **state})))
 
 
 def step_button(widget, step: str):
@@ -30,7 +26,7 @@ def expect_only_panel(widget, shown: str) -> None:
 
 
 def expect_output(widget, name: str, state: dict) -> None:
-    expected = cpython_view(state)["outputs"][name]
+    expected = cpython_view(WIDGET, state)["outputs"][name]
     out = widget.locator(f'output[name="{name}"]')
     expect(out).to_have_text(expected["text"])
     assert float(out.get_attribute("data-value")) == expected["value"], name  # as numbers: JS and Python differ
@@ -81,6 +77,6 @@ def test_link_restores_a_step_and_equals_cpython(site_page, server):
     query = "&".join(f"{WIDGET}.{k}={v}" for k, v in state.items())
     widget = open_ready(site_page, server.url(f"{LESSON}?{query}"), WIDGET)
     site_page.wait_for_function(f"() => window.inferlab.views[{json.dumps(WIDGET)}] !== undefined")
-    assert site_page.evaluate(f"window.inferlab.views[{json.dumps(WIDGET)}]") == cpython_view(state)
+    assert site_page.evaluate(f"window.inferlab.views[{json.dumps(WIDGET)}]") == cpython_view(WIDGET, state)
     expect_only_panel(widget, "improved")
     expect_output(widget, "bytes_vs_h100", state)

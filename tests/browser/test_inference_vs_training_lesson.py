@@ -5,13 +5,13 @@ import json
 from playwright.sync_api import expect
 
 from sim import widgets
-from tests.browser.conftest import open_ready
+from tests.browser.conftest import cpython_view, open_ready
 
 LESSON = "inference-vs-training/"
 
 
 def predicted(guess) -> dict:
-    return json.loads(json.dumps(widgets.render("predict", {"question": "ceiling-7b-a100", "guess": guess})))
+    return cpython_view("predict", {"question": "ceiling-7b-a100", "guess": guess})
 
 
 def test_a_right_prediction_is_graded_right_with_its_derivation(site_page, server):

@@ -1,28 +1,17 @@
 """The kv-capacity widget on the inference-vs-training lesson, in a real Chromium with a real Pyodide."""
 
-import json
 
 import pytest
 from playwright.sync_api import expect
 
-from sim import widgets
-from tests.browser.conftest import open_ready
+from tests.browser.conftest import browser_view, cpython_view, open_ready, wait_for_output
 
 LESSON = "inference-vs-training/"
 ID = "kv-capacity"
 MODEL_FIELDS = ("layers", "kv_heads", "head_dim", "weights_gb")
 
 
-def cpython_view(state: dict) -> dict:
-    return json.loads(json.dumps(widgets.render("kv-capacity", {"lang": "zh", **state})))
 
-
-def browser_view(page) -> dict:
-    return page.evaluate(f"window.inferlab.views[{json.dumps(ID)}]")
-
-
-def wait_for_output(widget, name: str, value) -> None:
-    expect(widget.locator(f'output[name="{name}"]')).to_have_attribute("data-value", str(value))
 
 
 def test_reference_example_reads_before_python(site_page, server):
@@ -40,13 +29,13 @@ def test_preset_fills_fields_and_editing_one_switches_to_custom(site_page, serve
     for name, value in zip(MODEL_FIELDS, ("16", "4", "256", "56")):
         expect(widget.locator(f'input[name="{name}"]')).to_have_value(value)
     wait_for_output(widget, "kv_per_token", 65536)
-    assert browser_view(site_page)["outputs"]["state_total"]["value"] > 0  # the hybrid's recurrent state
+    assert browser_view(site_page, ID)["outputs"]["state_total"]["value"] > 0  # the hybrid's recurrent state
     widget.locator('input[name="kv_heads"]').fill("8")
     expect(widget.locator('select[name="model"]')).to_have_value("custom")
     wait_for_output(widget, "kv_per_token", 131072)
-    expected = cpython_view({"model": "custom", "layers": 16, "kv_heads": 8, "head_dim": 256, "weights_gb": 56})
+    expected = cpython_view("kv-capacity", {"model": "custom", "layers": 16, "kv_heads": 8, "head_dim": 256, "weights_gb": 56})
     wait_for_output(widget, "state_total", 0)
-    assert browser_view(site_page) == expected
+    assert browser_view(site_page, ID) == expected
 
 
 def test_batch_past_capacity_raises_the_overflow_flag(site_page, server):
@@ -57,7 +46,7 @@ def test_batch_past_capacity_raises_the_overflow_flag(site_page, server):
     wait_for_output(widget, "max_batch", 61)
     expect(flag).to_be_visible()
     expect(widget.locator('[data-svg="memory"]')).to_contain_text("超出")
-    assert browser_view(site_page) == cpython_view({"batch": 62})
+    assert browser_view(site_page, ID) == cpython_view("kv-capacity", {"batch": 62})
     widget.locator('input[name="batch"]').fill("61")
     expect(flag).to_be_hidden()
 
@@ -66,7 +55,7 @@ def test_fp8_kv_halves_the_cache(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), ID)
     widget.locator(f'input[name="{ID}-kv_dtype"][value="fp8"]').check(force=True)
     wait_for_output(widget, "kv_per_token", 262144)
-    assert browser_view(site_page) == cpython_view({"kv_dtype": "fp8"})
+    assert browser_view(site_page, ID) == cpython_view("kv-capacity", {"kv_dtype": "fp8"})
 
 
 @pytest.mark.parametrize("state", [
@@ -76,7 +65,7 @@ def test_fp8_kv_halves_the_cache(site_page, server):
 def test_link_restores_a_scenario(site_page, server, state):
     query = "&".join(f"{ID}.{k}={v}" for k, v in state.items())
     widget = open_ready(site_page, server.url(f"{LESSON}?{query}"), ID)
-    expected = cpython_view(state)
+    expected = cpython_view("kv-capacity", state)
     wait_for_output(widget, "memory_left", expected["outputs"]["memory_left"]["value"])
     expect(widget.locator('[data-flag="overflow"]')).to_be_visible()
-    assert browser_view(site_page) == expected
+    assert browser_view(site_page, ID) == expected

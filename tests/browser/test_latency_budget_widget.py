@@ -4,21 +4,12 @@ import json
 
 from playwright.sync_api import expect
 
-from sim import widgets
-from tests.browser.conftest import open_ready
+from tests.browser.conftest import cpython_view, open_ready, wait_for_output
 
 LESSON = "inference-vs-training/"
 ID = "latency-budget"
 
 
-def wait_for_output(widget, name: str, value) -> None:
-    # data-value is JavaScript's String(number): 208.0 arrives as "208".
-    text = str(int(value)) if float(value).is_integer() else str(value)
-    expect(widget.locator(f'output[name="{name}"]')).to_have_attribute("data-value", text)
-
-
-def cpython_view(state: dict) -> dict:
-    return json.loads(json.dumps(widgets.render(ID, {**state, "lang": "zh"})))
 
 
 def scenario(widget, value: str):
@@ -41,7 +32,7 @@ def test_picking_a_scenario_fills_the_fields(site_page, server):
     expect(widget.locator('input[name="ttft_ms"]')).to_have_value("800")
     expect(widget.locator('input[name="output_tokens"]')).to_have_value("800")
     expect(widget.locator('input[name="calls"]')).to_have_value("10")
-    expected = cpython_view({"scenario": "agent", "changed": "scenario"})["outputs"]
+    expected = cpython_view(ID, {"scenario": "agent", "changed": "scenario"})["outputs"]
     wait_for_output(widget, "chain_s", expected["chain_s"]["value"])
     expect(widget.locator('output[name="priority"]')).to_have_text(expected["priority"]["text"])
     # The link carries the filled fields too, so that it restores them without a "changed" to replay.
@@ -65,6 +56,6 @@ def test_link_keeps_a_scenario_with_edited_fields(site_page, server):
     widget = open_ready(site_page, server.url(f"{LESSON}?{ID}.scenario=offline&{ID}.tpot_ms=80"), ID)
     site_page.wait_for_function(f"() => window.inferlab.views[{json.dumps(ID)}] !== undefined")
     view = site_page.evaluate(f"window.inferlab.views[{json.dumps(ID)}]")
-    assert view == cpython_view({"scenario": "offline", "tpot_ms": 80})
+    assert view == cpython_view(ID, {"scenario": "offline", "tpot_ms": 80})
     expect(scenario(widget, "offline")).to_be_checked()
     expect(widget.locator('input[name="tpot_ms"]')).to_have_value("80")

@@ -5,23 +5,13 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from sim import widgets
-from tests.browser.conftest import open_ready
+from tests.browser.conftest import browser_view, cpython_view, open_ready, wait_for_output
 
 LESSON = "prefill-decode/"
 WIDGET = "matmul-shapes"
 
 
-def cpython_view(state: dict) -> dict:
-    return json.loads(json.dumps(widgets.render(WIDGET, state)))
 
-
-def browser_view(page) -> dict:
-    return page.evaluate(f"window.inferlab.views[{json.dumps(WIDGET)}]")
-
-
-def wait_for_output(widget, name: str, value) -> None:
-    expect(widget.locator(f'output[name="{name}"]')).to_have_attribute("data-value", str(value))
 
 
 def edge_labels(widget, figure: str) -> list[str]:
@@ -42,7 +32,7 @@ def test_typing_t_changes_gemm_and_leaves_gemv_alone(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), WIDGET)
     gemv_before = widget.locator('output[name="gemv_intensity"]').get_attribute("data-value")
     widget.locator('input[name="T"]').fill("2048")
-    expected = cpython_view({"T": 2048})["outputs"]
+    expected = cpython_view(WIDGET, {"T": 2048})["outputs"]
     wait_for_output(widget, "gemm_intensity", expected["gemm_intensity"]["value"])
     wait_for_output(widget, "T", 2048)  # the dimension table follows
     expect(widget.locator('[data-svg="gemm"] text.edge-label').first).to_have_text("T = 2,048")
@@ -79,4 +69,4 @@ def test_browser_view_equals_cpython_render(site_page, server, state):
     query = "&".join(f"{WIDGET}.{k}={v}" for k, v in state.items())
     open_ready(site_page, server.url(f"{LESSON}?{query}"), WIDGET)
     site_page.wait_for_function(f"() => window.inferlab.views[{json.dumps(WIDGET)}] !== undefined")
-    assert browser_view(site_page) == cpython_view({**state, "lang": "zh"})
+    assert browser_view(site_page, WIDGET) == cpython_view(WIDGET, {**state, "lang": "zh"})

@@ -1,33 +1,22 @@
 """The phase-table widget on the inference-vs-training lesson, in a real Chromium with a real Pyodide."""
 
-import json
 
 import pytest
 from playwright.sync_api import expect
 
-from sim import widgets
-from tests.browser.conftest import open_ready
+from tests.browser.conftest import browser_view, cpython_view, open_ready, wait_for_output
 
 LESSON = "inference-vs-training/"
 ID = "phase-table"
 
 
-def cpython_view(state: dict) -> dict:
-    return json.loads(json.dumps(widgets.render("phase-table", {"lang": "zh", **state})))
 
-
-def browser_view(page) -> dict:
-    return page.evaluate(f"window.inferlab.views[{json.dumps(ID)}]")
-
-
-def wait_for_output(widget, name: str, value) -> None:
-    expect(widget.locator(f'output[name="{name}"]')).to_have_attribute("data-value", str(value))
 
 
 def test_table_reads_before_python_and_becomes_ready(site_page, server):
     site_page.goto(server.url(LESSON))
     widget = site_page.locator(f"#{ID}")
-    expected = cpython_view({})["outputs"]
+    expected = cpython_view("phase-table", {})["outputs"]
     for name in ("prefill_ms", "decode_total_ms", "prefill_share", "decode_share", "ttft_ms", "tpot_ms"):
         expect(widget.locator(f'output[name="{name}"]')).to_have_text(expected[name]["text"])
     expect(widget).to_have_attribute("data-state", "ready", timeout=60_000)
@@ -37,23 +26,23 @@ def test_table_reads_before_python_and_becomes_ready(site_page, server):
 def test_long_prompt_makes_prefill_compute_bound(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), ID)
     widget.locator('input[name="prompt_tokens"]').fill("2048")
-    expected = cpython_view({"prompt_tokens": 2048})
+    expected = cpython_view("phase-table", {"prompt_tokens": 2048})
     wait_for_output(widget, "prefill_ms", expected["outputs"]["prefill_ms"]["value"])
     expect(widget.locator('output[name="prefill_bound"]')).to_have_text("算力瓶颈")
     expect(widget.locator('output[name="decode_bound"]')).to_have_text("带宽瓶颈")
     expect(widget.locator('[data-derivation="prefill_ms"]')).to_have_text(expected["derivations"]["prefill_ms"])
-    assert browser_view(site_page) == expected
+    assert browser_view(site_page, ID) == expected
 
 
 def test_model_and_gpu_switches_match_cpython(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), ID)
     widget.locator('select[name="model"]').select_option("llama-2-7b")
-    wait_for_output(widget, "tpot_ms", cpython_view({"model": "llama-2-7b"})["outputs"]["tpot_ms"]["value"])
+    wait_for_output(widget, "tpot_ms", cpython_view("phase-table", {"model": "llama-2-7b"})["outputs"]["tpot_ms"]["value"])
     widget.locator('select[name="hardware"]').select_option("a100-sxm-80gb")
-    expected = cpython_view({"model": "llama-2-7b", "hardware": "a100-sxm-80gb"})
+    expected = cpython_view("phase-table", {"model": "llama-2-7b", "hardware": "a100-sxm-80gb"})
     wait_for_output(widget, "decode_total_ms", expected["outputs"]["decode_total_ms"]["value"])
     expect(widget.locator('output[name="decode_shape"]')).to_have_text("GEMV (1 × 4,096) · (4,096 × 11,008)")
-    assert browser_view(site_page) == expected
+    assert browser_view(site_page, ID) == expected
 
 
 @pytest.mark.parametrize("state", [
@@ -63,6 +52,6 @@ def test_model_and_gpu_switches_match_cpython(site_page, server):
 def test_link_restores_a_scenario(site_page, server, state):
     query = "&".join(f"{ID}.{k}={v}" for k, v in state.items())
     widget = open_ready(site_page, server.url(f"{LESSON}?{query}"), ID)
-    expected = cpython_view(state)
+    expected = cpython_view("phase-table", state)
     wait_for_output(widget, "request_ms", expected["outputs"]["request_ms"]["value"])
-    assert browser_view(site_page) == expected
+    assert browser_view(site_page, ID) == expected

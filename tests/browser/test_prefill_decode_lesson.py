@@ -1,18 +1,16 @@
 """Lesson prefill-decode: the parts that are not widgets (formula terms, evolution map, links, dig-deeper)."""
 
-import json
 
 from playwright.sync_api import expect
 
-from sim import widgets
-from tests.browser.conftest import open_ready
+from tests.browser.conftest import cpython_view, open_ready
 
 LESSON = "prefill-decode/"
 
 
 def roofline_view(page, **changes) -> dict:
     state = page.evaluate("JSON.parse(document.querySelector('#roofline script.widget-data').textContent).state")
-    return json.loads(json.dumps(widgets.render("roofline", {**state, **changes})))
+    return cpython_view("roofline", {**state, **changes})
 
 
 def test_formula_terms_explain_themselves_from_the_keyboard(site_page, server):

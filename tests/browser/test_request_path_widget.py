@@ -4,17 +4,13 @@ import json
 
 from playwright.sync_api import expect
 
-from sim import widgets
-from tests.browser.conftest import open_ready
+from tests.browser.conftest import cpython_view, open_ready
 
 LESSON = "prefill-decode/"
 WIDGET = "request-path"
 READOUTS = ("step_bytes", "step_flops", "step_ms", "step_note", "decode_ms")
 ACCENT = "rgb(37, 99, 235)"  # --accent in site.css: the checked cell's fill
 
-
-def cpython_view(state: dict) -> dict:
-    return json.loads(json.dumps(widgets.render(WIDGET, {"lang": "zh", **state})))
 
 
 def cell(widget, step: str):
@@ -33,7 +29,7 @@ def cell_box(widget, step: str):
 
 def expect_readouts(widget, state: dict) -> None:
     """Python in the page has answered with CPython's outputs for state, and every readout shows them."""
-    expected = cpython_view(state)["outputs"]
+    expected = cpython_view(WIDGET, state)["outputs"]
     widget.page.wait_for_function(
         "([id, expected]) => JSON.stringify(window.inferlab.views[id]?.outputs) === JSON.stringify(expected)",
         arg=[WIDGET, expected])
@@ -55,7 +51,7 @@ def test_diagram_is_pre_rendered_with_the_lesson_cell(site_page, server):
     state = json.loads(widget.locator("script.widget-data").text_content())["state"]
     expect(widget.locator('input[data-name="step"]')).to_have_count(7)
     expect(cell(widget, state["step"])).to_be_checked()
-    expect_shown(widget, cpython_view(state)["outputs"])
+    expect_shown(widget, cpython_view(WIDGET, state)["outputs"])
     expect(widget).to_have_attribute("data-state", "ready", timeout=60_000)
     expect(cell(widget, "compute")).to_be_enabled()
 
@@ -108,5 +104,5 @@ def test_link_restores_a_cell_and_equals_cpython(site_page, server):
     widget = open_ready(site_page, server.url(f"{LESSON}?{query}"), WIDGET)
     expect(cell(widget, "sample")).to_be_checked()
     site_page.wait_for_function(f"() => window.inferlab.views[{json.dumps(WIDGET)}] !== undefined")
-    assert site_page.evaluate(f"window.inferlab.views[{json.dumps(WIDGET)}]") == cpython_view(state)
+    assert site_page.evaluate(f"window.inferlab.views[{json.dumps(WIDGET)}]") == cpython_view(WIDGET, state)
     expect_readouts(widget, state)

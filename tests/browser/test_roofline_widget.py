@@ -1,19 +1,14 @@
 """The roofline widget in a real Chromium with a real Pyodide, on the lesson page."""
 
-import json
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 from playwright.sync_api import expect
 
-from sim import widgets
-from tests.browser.conftest import open_ready, show_figures
+from tests.browser.conftest import browser_view, cpython_view, open_ready, show_figures, wait_for_output
 
 LESSON = "prefill-decode/"
 
-
-def browser_view(page, widget_id: str = "roofline") -> dict:
-    return page.evaluate(f"window.inferlab.views[{json.dumps(widget_id)}]")
 
 
 def initial_state(page, widget_id: str = "roofline") -> dict:
@@ -23,11 +18,8 @@ def initial_state(page, widget_id: str = "roofline") -> dict:
 
 def expected(page, **changes) -> dict:
     """CPython's view for the lesson's state with `changes`, through JSON as the browser receives it."""
-    return json.loads(json.dumps(widgets.render("roofline", {**initial_state(page), **changes})))
+    return cpython_view("roofline", {**initial_state(page), **changes})
 
-
-def wait_for_output(widget, name: str, value) -> None:
-    expect(widget.locator(f'output[name="{name}"]').first).to_have_attribute("data-value", str(value))
 
 
 def test_page_reads_before_python_and_becomes_ready(site_page, server):
@@ -147,7 +139,7 @@ def test_bad_link_values_fall_back_to_valid_state(site_page, server):
     expect(widget.locator('input[name="B"]')).to_have_value("1")
     expect(widget.locator('input[name="T"]')).to_have_value("4")
     site_page.wait_for_function("() => window.inferlab.views.roofline !== undefined")
-    assert browser_view(site_page)["state"]["model"] == "qwen3.8-27b"
+    assert browser_view(site_page, "roofline")["state"]["model"] == "qwen3.8-27b"
     assert site_page.locator("img[src=x]").count() == 0 and dialogs == []
 
 
@@ -160,4 +152,4 @@ def test_browser_view_equals_cpython_render(site_page, server, state):
     query = "&".join(f"roofline.{k}={v}" for k, v in state.items())
     open_ready(site_page, server.url(f"{LESSON}?{query}"))
     site_page.wait_for_function("() => window.inferlab.views.roofline !== undefined")
-    assert browser_view(site_page) == expected(site_page, **state)
+    assert browser_view(site_page, "roofline") == expected(site_page, **state)

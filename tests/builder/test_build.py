@@ -145,3 +145,9 @@ def test_cli_reports_problems_with_exit_status_2(tmp_path):
 def test_cli_check_passes_on_the_real_lessons():
     result = subprocess.run([sys.executable, "build.py", "check"], cwd=build.ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("value, text", [(208.0, "208"), (15.3881, "15.3881"), (1.6e-05, "0.000016"), (2e-8, "2e-8"),
+                                         (1e21, "1e+21"), (-0.5, "-0.5"), (7, 7), ("x", "x")])
+def test_numbers_in_pages_print_as_javascript_prints_them(value, text):
+    assert build.js_number(value) == text
