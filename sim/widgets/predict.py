@@ -28,8 +28,10 @@ def render(state) -> dict:
     s = coerce_state(PARAMS, state)
     t = TEXT[s["lang"]]
     check = CHECKS[s["question"]]
+    unit = output(0, check.unit)
     if s["guess"] is None:
-        outputs = {"verdict": output(0, t["unanswered"]), "expected": output(0, ""), "error": output(0, "")}
+        outputs = {"verdict": output(0, t["unanswered"]), "expected": output(0, ""), "error": output(0, ""),
+                   "unit": unit}
         return view(s, outputs, flags={"answered": False, "correct": False, "incorrect": False})
     answer, error, correct = check.grade(s["guess"])
     if correct:
@@ -38,8 +40,9 @@ def render(state) -> dict:
         verdict = t["high"] if error > 0 else t["low"]
     outputs = {
         "verdict": output(int(correct), verdict),
-        "expected": output(answer.value, f"{fmt_sig(answer.value)} {answer.unit}"),
+        "expected": output(answer.value, f"{fmt_sig(answer.value)} {check.unit}"),
         "error": output(error, f"{error * 100:+.0f}%（{t['tolerance']} ±{check.tolerance * 100:.0f}%）"),
+        "unit": unit,
     }
     return view(s, outputs, flags={"answered": True, "correct": correct, "incorrect": not correct},
                 derivations={"expected": answer.derivation})
