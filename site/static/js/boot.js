@@ -1,9 +1,22 @@
-// Loaded as an async module from the page's <head>: starts the Python worker while the browser is
-// still laying out the page, so that Pyodide's boot (seconds) overlaps the page's own start-up.
-import { Runtime } from "./runtime.js";
-
-const html = document.documentElement;
-const root = new URL(html.dataset.root || "./", document.baseURI);
-
-export const runtime = new Runtime(new URL(html.dataset.simZip || "", root).href);
-if (html.dataset.simZip) runtime.start(); // pages without widgets (a formula alone) need no Python
+// A tiny classic script in <head>: it blocks the parser for a moment so that the Python worker
+// starts before the body is parsed and laid out — Pyodide's boot (seconds) then overlaps the page's
+// own start-up. The page script (runtime.js) takes the worker over and replays what it said so far.
+(() => {
+  const html = document.documentElement;
+  if (!html.dataset.simZip || typeof Worker === "undefined") return;
+  const root = new URL(html.dataset.root || "./", document.baseURI);
+  let worker;
+  try {
+    worker = new Worker(new URL("static/js/worker.js", root), { type: "module" });
+  } catch {
+    return; // runtime.js will try again and report the failure
+  }
+  const early = [];
+  worker.onmessage = (event) => early.push(event);
+  worker.onerror = (event) => {
+    event.preventDefault();
+    early.push(event);
+  };
+  worker.postMessage({ type: "init", simZip: new URL(html.dataset.simZip, root).href });
+  window.inferlabBoot = { worker, early };
+})();

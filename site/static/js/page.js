@@ -1,13 +1,18 @@
 // The one client script: finds every [data-widget] section, draws its pre-rendered view, and
 // connects it to a single Python worker. It does no simulator maths.
-import { runtime } from "./boot.js";
+import { Runtime } from "./runtime.js";
 import { Formula } from "./terms.js";
 import { Widget } from "./widget.js";
 import { writeUrlState } from "./urlstate.js";
 
 function main() {
   const sections = [...document.querySelectorAll("[data-widget]")];
-  if (sections.length > 0) runtime.useWidgets([...new Set(sections.map((section) => section.dataset.widget))]);
+  const html = document.documentElement;
+  const runtime = new Runtime(new URL(html.dataset.simZip || "", new URL(html.dataset.root || "./", document.baseURI)).href);
+  if (sections.length > 0) {
+    runtime.start();
+    runtime.useWidgets([...new Set(sections.map((section) => section.dataset.widget))]);
+  }
   const views = {};
   const widgets = [];
   const widgetsById = new Map();

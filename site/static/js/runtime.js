@@ -28,12 +28,19 @@ export class Runtime {
   start() {
     this.stop();
     this.setStatus("loading", "python");
-    let worker;
-    try {
-      worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
-    } catch (error) {
-      this.setStatus("failed", String(error?.message ?? error));
-      return;
+    // The first worker was started by static/js/boot.js while the page was still being parsed; a retry
+    // starts a new one here.
+    const boot = window.inferlabBoot;
+    window.inferlabBoot = null;
+    let worker = boot?.worker;
+    if (!worker) {
+      try {
+        worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+      } catch (error) {
+        this.setStatus("failed", String(error?.message ?? error));
+        return;
+      }
+      worker.postMessage({ type: "init", simZip: this.simZipUrl });
     }
     this.worker = worker;
     const timer = setTimeout(() => this.fail("timeout"), BOOT_TIMEOUT_MS);
@@ -51,12 +58,17 @@ export class Runtime {
     };
     // A worker whose module cannot be fetched or evaluated fires "error" on the Worker object.
     worker.onerror = (event) => {
-      event.preventDefault();
+      event.preventDefault?.();
       clearTimeout(timer);
       this.fail(event.message || "the Python worker could not start");
     };
-    worker.postMessage({ type: "init", simZip: this.simZipUrl });
     if (this.widgetNames) worker.postMessage({ type: "widgets", names: this.widgetNames });
+    // Replay what the early worker said before this page script took it over.
+    for (const event of boot?.early ?? []) {
+      if (this.worker !== worker) break;
+      if (event.type === "error") worker.onerror(event);
+      else worker.onmessage(event);
+    }
   }
 
   // The widget modules the page needs; Python imports them as soon as it is up.
