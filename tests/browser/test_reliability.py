@@ -125,3 +125,16 @@ def test_hostile_url_values_fall_back_to_valid_state(site_page, server, path, bu
         assert site_page.locator("img[src=x]").count() == 0
         assert site_page.evaluate("typeof window.__xss") == "undefined"
     assert dialogs == []
+
+
+def test_without_javascript_the_page_reads_and_says_why_nothing_moves(browser, server):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(server.url("prefill-decode/"))
+    roof = page.locator("#roofline")
+    expect(roof.locator(".widget-noscript")).to_be_visible()
+    expect(roof.locator(".widget-status")).to_be_hidden()  # no "starting Python…" that never ends
+    expect(roof.locator('output[name="decode_ms"]').first).to_have_text(
+        cpython_view("roofline", {"context": 4096})["outputs"]["decode_ms"]["text"])
+    assert page.locator("math").count() > 10 and page.locator("ol.evolution > li").count() == 11
+    context.close()

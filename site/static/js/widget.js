@@ -7,15 +7,15 @@ const PLOT_CONFIG = { displayModeBar: false, responsive: true };
 
 const STATUS_TEXT = {
   zh: {
-    python: "正在浏览器里启动 Python 运行时……下面是默认设置下预先算好的结果。",
+    python: "正在浏览器里启动 Python 运行时……下面是按课文设置预先算好的结果。",
     simulator: "正在载入模拟器……",
-    failed: "交互暂不可用：浏览器里的 Python 运行时没有启动成功。页面上的数字和图是默认设置下预先算好的，照样可读。",
+    failed: "交互暂不可用：浏览器里的 Python 运行时没有启动成功。页面上的数字和图是按课文设置预先算好的，照样可读。",
     error: "这一步没算成功，数字保持上一次的结果。",
   },
   en: {
-    python: "Starting Python in your browser… the figures below are pre-computed for the default settings.",
+    python: "Starting Python in your browser… the figures below are pre-computed for the lesson's settings.",
     simulator: "Loading the simulator…",
-    failed: "Interactive mode is unavailable: Python could not start in this browser. The figures shown were pre-computed for the default settings and still read correctly.",
+    failed: "Interactive mode is unavailable: Python could not start in this browser. The figures shown were pre-computed for the lesson's settings and still read correctly.",
     error: "This update failed; the figures keep their previous values.",
   },
 };
