@@ -41,6 +41,11 @@ def text(content: str, attrs: dict) -> str:
     return element("text", attrs, html.escape(content, quote=False))
 
 
+def text_node(name: str, content: str, attrs: dict | None = None) -> str:
+    """An element holding only escaped text, e.g. a <title> tooltip."""
+    return element(name, attrs or {}, html.escape(content, quote=False))
+
+
 def tspan(content: str, attrs: dict) -> str:
     """A <tspan> element whose content is escaped."""
     return element("tspan", attrs, html.escape(content, quote=False))

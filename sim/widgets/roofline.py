@@ -3,10 +3,9 @@ bytes each step moves, and how many requests fit in memory."""
 
 from __future__ import annotations
 
-import html
 import math
 
-from sim import memory, presets, roofline
+from sim import memory, presets, roofline, svg
 from sim.widgets.common import hardware_select, model_select, state_dtype_select
 from sim.widgets.controls import Range, coerce_state
 from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, output, step_time_derivation, view
@@ -162,29 +161,24 @@ def _byte_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> str:
     t = TEXT[s["lang"]]
     width, label_w, bar_h, gap = 640, 130, 26, 14
     scale = (width - label_w - 10) / max(pre.bytes, dec.bytes)
-    rows = [(f"prefill T={s['T']:,}", pre), (f"decode B={s['B']:,}", dec)]
     parts = []
-    for i, (label, e) in enumerate(rows):
+    for i, (label, e) in enumerate(((f"prefill T={s['T']:,}", pre), (f"decode B={s['B']:,}", dec))):
         y = 10 + i * (bar_h + gap)
-        parts.append(f'<text x="0" y="{y + bar_h * 0.7:.1f}" class="bar-label">{html.escape(label)}</text>')
+        parts.append(svg.text(label, {"x": 0, "y": y + bar_h * 0.7, "class": "bar-label"}))
         x = float(label_w)
         for kind in ("weights", "state", "kv"):
             n = e.bytes_by_kind[kind]
             w = n * scale
-            title = f"{t[kind]}: {fmt_bytes(n)}"
-            parts.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{bar_h}" fill="{COLOURS[kind]}" '
-                         f'data-kind="{kind}"><title>{html.escape(title)}</title></rect>')
+            parts.append(svg.element("rect", {"x": x, "y": y, "width": w, "height": bar_h, "fill": COLOURS[kind],
+                                              "data-kind": kind}, svg.text_node("title", f"{t[kind]}: {fmt_bytes(n)}")))
             if w > 70:
-                parts.append(f'<text x="{x + 4:.1f}" y="{y + bar_h * 0.7:.1f}" class="bar-value">'
-                             f'{html.escape(fmt_bytes(n))}</text>')
+                parts.append(svg.text(fmt_bytes(n), {"x": x + 4, "y": y + bar_h * 0.7, "class": "bar-value"}))
             x += w
-        parts.append(f'<text x="{min(x + 4, width - 4):.1f}" y="{y - 2}" class="bar-total" text-anchor="end">'
-                     f'{html.escape(fmt_bytes(e.bytes))}</text>')
+        parts.append(svg.text(fmt_bytes(e.bytes), {"x": min(x + 4, width - 4), "y": y - 2, "class": "bar-total",
+                                                  "text-anchor": "end"}))
     legend_y = 10 + 2 * (bar_h + gap) + 4
     for j, kind in enumerate(("weights", "state", "kv")):
         lx = label_w + j * 150
-        parts.append(f'<rect x="{lx}" y="{legend_y}" width="12" height="12" fill="{COLOURS[kind]}"></rect>'
-                     f'<text x="{lx + 16}" y="{legend_y + 11}" class="legend">{html.escape(t[kind])}</text>')
-    height = legend_y + 20
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" role="img" '
-            f'aria-label="{html.escape(t["bars"])}" class="byte-bars">{"".join(parts)}</svg>')
+        parts.append(svg.element("rect", {"x": lx, "y": legend_y, "width": 12, "height": 12, "fill": COLOURS[kind]}))
+        parts.append(svg.text(t[kind], {"x": lx + 16, "y": legend_y + 11, "class": "legend"}))
+    return svg.document(width, legend_y + 20, t["bars"], *parts, css_class="byte-bars")

@@ -77,3 +77,17 @@ def test_config_problems_name_the_parameter():
     assert "from 1 to 32,768" in config_problems(roofline_widget.PARAMS, {"T": 0})[0][1]
     assert config_problems(roofline_widget.PARAMS, [1])[0][0] is None
     assert "one of" in config_problems(roofline_widget.PARAMS, {"model": "gpt"})[0][1]
+
+
+def test_roofline_byte_bars_share_one_scale_and_split_by_kind():
+    import xml.etree.ElementTree as ET
+
+    view = widgets.render("roofline", {"B": 58, "context": 4096})
+    root = ET.fromstring(view["svg"]["bytes"])
+    rects = [r for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.get("data-kind")]
+    widths = {(i // 3, r.get("data-kind")): float(r.get("width")) for i, r in enumerate(rects)}
+    # decode at B=58, context 4,096: weights 51.25 GB, state 58 x 302 MB, KV 58 x 268.5 MB, one scale for both bars.
+    assert widths[(0, "weights")] == pytest.approx(widths[(1, "weights")], abs=0.01)
+    assert widths[(1, "state")] / widths[(1, "weights")] == pytest.approx(58 * 2 * 150_994_944 / 51_247_879_168, rel=1e-3)
+    assert widths[(1, "kv")] / widths[(1, "weights")] == pytest.approx(58 * 4097 * 65_536 / 51_247_879_168, rel=1e-3)
+    assert "<script" not in view["svg"]["bytes"]
