@@ -94,6 +94,9 @@ export class Widget {
 
   apply(view, source) {
     this.view = view;
+    // Figures first: Plotly measures text, which forces a layout; before this view's DOM writes, that
+    // layout is nearly free, after them it re-lays the whole page.
+    this.drawFigures(view);
     // Python returns the state it actually used (bad values replaced); the page adopts it.
     if (!this.queued) {
       this.state = { ...view.state };
@@ -118,20 +121,21 @@ export class Widget {
       const element = this.section.querySelector(`[data-svg="${id}"]`);
       if (element) element.innerHTML = markup; // produced by sim/ from validated state only
     }
-    this.drawFigures(view);
     this.statusText.parentElement.hidden = true;
     this.page.viewApplied(this, view);
   }
 
   async drawFigures(view) {
     if (Object.keys(view.figures).length === 0) return;
-    try {
-      await this.page.plotly();
-    } catch (error) {
-      console.warn(`inferlab: plotly.js could not load: ${error.message}`);
-      return;
+    if (typeof window.Plotly === "undefined") {
+      try {
+        await this.page.plotly();
+      } catch (error) {
+        console.warn(`inferlab: plotly.js could not load: ${error.message}`);
+        return;
+      }
+      if (view !== this.view) return; // a newer view arrived while plotly.js was loading
     }
-    if (view !== this.view) return; // a newer view arrived while plotly.js was loading
     for (const [id, figure] of Object.entries(view.figures)) {
       const element = this.section.querySelector(`[data-figure="${id}"]`);
       // plotly.js writes defaults into what it is given; the view keeps Python's figure untouched.
