@@ -32,9 +32,6 @@ class Course:
     def is_written(self, slug: str) -> bool:
         return slug in self.written
 
-    def title(self, slug: str) -> str:
-        return next(p.title for p in self.planned if p.slug == slug)
-
 
 def load_course(path: Path) -> tuple[tuple[PlannedLesson, ...], list[Problem]]:
     """The plan's entries, and its problems (file:line)."""
