@@ -5,43 +5,43 @@
     python build.py check               build into a temporary folder, report problems, keep nothing
     python build.py serve [--port N]    build, serve on 127.0.0.1, rebuild when a source changes
 
-Stages: load lessons -> parse (Markdown, directives, math; widgets pre-rendered by sim/) -> render pages
-(Jinja) -> write (a temporary folder swapped into place; the old site is kept if anything failed).
-This file knows no lesson or widget by name.
+Stages: load sources (lessons, course plan, catalogs, glossary) -> check the words and widgets -> parse
+each lesson (Markdown, directives, math; widgets pre-rendered by sim/) -> check links and ids -> render
+pages (Jinja) -> write (a temporary folder swapped into place; the old site is kept if anything failed).
+Every problem of every stage is gathered first and reported together. This file knows no lesson or
+widget by name.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
-import hashlib
-import http.server
-import math
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 import time
+from collections import defaultdict
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 
 import jinja2
 
-from builder.assets import pack_sim, static_files, vendor_files
+from builder import urls
+from builder.assets import bundle_stylesheets, pack_sim, static_files, vendor_files
+from builder.catalogs import Catalog, check_catalogs, check_text_blocks, load_catalog
 from builder.context import LessonContext, LinkUse, WidgetUse
-from builder.course import Course, PlannedLesson, load_course
+from builder.course import Course, load_plan, make_course
 from builder.expressions import namespace
 from builder.lessons import SourceLesson, load_lessons
 from builder.markdown import make_markdown, render_lesson_markdown
 from builder.problems import BuildFailed, Problem
+from builder.serve import serve
+from builder.templates import js_number, json_island, make_templates  # noqa: F401  (js_number: tests, bench)
 from builder.terms import Term, load_terms
+from builder.widgets import check_widgets
+from sim.languages import LANGUAGES
 
 ROOT = Path(__file__).resolve().parent
-ID_ATTRIBUTE = re.compile(r'\sid="([^"]+)"')
 
 
 @dataclass(frozen=True)
@@ -49,10 +49,21 @@ class Paths:
     lessons: Path = ROOT / "lessons"
     templates: Path = ROOT / "site" / "templates"
     static: Path = ROOT / "site" / "static"
+    catalogs: Path = ROOT / "site" / "i18n"  # the page chrome's words, one <lang>.yml per language
     sim: Path = ROOT / "sim"
     node_modules: Path = ROOT / "node_modules"
     out: Path = ROOT / "_site"
     dev: bool = False  # pages reload themselves after a rebuild (serve)
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Everything read from disk before any lesson is parsed."""
+
+    lessons: list[SourceLesson]
+    course: Course
+    terms: dict[str, Term]
+    ui: dict[str, dict]  # lang -> the page chrome's words (site/i18n/<lang>.yml) as nested dicts
 
 
 @dataclass(frozen=True)
@@ -61,62 +72,67 @@ class ParsedLesson:
     html: str
     widgets: tuple[WidgetUse, ...]
     links: tuple[LinkUse, ...]
+    ids: frozenset[str]  # every element id of the body: the targets #fragment links may name
     scripted: bool
 
-    @property
-    def ids(self) -> frozenset[str]:
-        """Every element id on the page body: the targets #fragment links may name."""
-        return frozenset(ID_ATTRIBUTE.findall(self.html))
 
-    @property
-    def path(self) -> str:
-        """Site path of the page: zh lessons at <slug>/, other languages under <lang>/<slug>/."""
-        prefix = "" if self.source.lang == "zh" else f"{self.source.lang}/"
-        return f"{prefix}{self.source.slug}/index.html"
-
-
-def js_number(value):
-    """Floats printed as JavaScript's String(number) prints them, so that a pre-rendered data-value is the
-    text the page script later writes for the same number (208.0 -> "208", 1.6e-05 -> "0.000016")."""
-    if not isinstance(value, float) or not math.isfinite(value):
-        return value
-    if value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    if 1e-7 <= abs(value) < 1e21:
-        return format(Decimal(repr(value)), "f")
-    mantissa, exponent = repr(value).split("e")
-    return f"{mantissa}e{int(exponent):+d}"
+def load_sources(paths: Paths) -> tuple[Sources, list[Problem], list[Problem]]:
+    """Lessons, course plan, catalogs and glossary, with the problems found in them: those of single lessons
+    and the plan, and those that stop every page (a catalog that lacks words the templates need)."""
+    lessons, problems = load_lessons(paths.lessons)
+    blocking: list[Problem] = []
+    site_catalogs = _load_catalogs({lang: paths.catalogs / f"{lang}.yml" for lang in LANGUAGES}, blocking)
+    course_catalogs = _load_catalogs({lang: paths.lessons / lang / "catalog.yml" for lang in LANGUAGES
+                                      if (paths.lessons / lang).is_dir()}, blocking, required=False)
+    blocking += check_catalogs(site_catalogs)  # a course catalog's words are checked by the plan and glossary
+    plan_path = paths.lessons / "course.yml"
+    plan, _, found = load_plan(plan_path)
+    course, more = make_course(plan, plan_path, lessons, course_catalogs)
+    terms, most = load_terms(paths.lessons / "terms.yml", course_catalogs)
+    problems += found + more + most
+    ui = {lang: catalog.tree() for lang, catalog in site_catalogs.items()}
+    return Sources(lessons, course, terms, ui), problems, blocking
 
 
-def make_templates(paths: Paths) -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(paths.templates),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        finalize=js_number,
-    )
+def _load_catalogs(files: dict[str, Path], problems: list[Problem], required: bool = True) -> dict[str, Catalog]:
+    catalogs = {}
+    for lang, path in files.items():
+        catalogs[lang], found = load_catalog(path, lang, required)
+        problems += found
+    return catalogs
 
 
-def parse_lesson(source: SourceLesson, templates: jinja2.Environment, course: Course,
-                 terms: dict[str, Term], names: dict) -> tuple[ParsedLesson, list[Problem]]:
+def parse_lesson(source: SourceLesson, sources: Sources, templates: jinja2.Environment,
+                 names: dict) -> tuple[ParsedLesson, list[Problem]]:
     """The lesson's body as HTML with every directive rendered, and the problems found in it."""
     md = make_markdown()
     errors = []
-    ctx = LessonContext(lang=source.lang, slug=source.slug, templates=templates, course=course, terms=terms,
-                        names=names)
+    ctx = LessonContext(lang=source.lang, slug=source.slug, templates=templates, course=sources.course,
+                        terms=sources.terms, ui=sources.ui[source.lang], names=names)
     ctx.render_markdown = lambda text, line: render_lesson_markdown(md, text, line, ctx, errors)
     html = ctx.render_markdown(source.body, source.body_line)
-    problems = [Problem(source.path, e.line, e.message) for e in errors]
+    problems = list(dict.fromkeys(Problem(source.path, e.line, e.message) for e in errors))  # nested bodies repeat
     for line, check in ctx.checks:
         if (message := check(ctx)) is not None:
             problems.append(Problem(source.path, line, message))
-    return ParsedLesson(source, html, tuple(ctx.widgets), tuple(ctx.links), ctx.scripted), problems
+    problems += check_ids(source.path, ctx.ids)
+    parsed = ParsedLesson(source, html, tuple(ctx.widgets), tuple(ctx.links), frozenset(i for i, _ in ctx.ids),
+                          ctx.scripted)
+    return parsed, problems
+
+
+def check_ids(path: Path, ids: list[tuple[str, int]]) -> list[Problem]:
+    """No two elements of a page share an id: a link to it, or a widget's URL state, would be ambiguous."""
+    lines = defaultdict(list)
+    for element_id, line in ids:
+        lines[element_id].append(line)
+    return [Problem(path, found[1], f"id {element_id!r} is used twice on this page (lines {found[0]} and "
+                                    f"{found[1]}); give one of them another id")
+            for element_id, found in lines.items() if len(found) > 1]
 
 
 def check_links(lessons: list[ParsedLesson]) -> list[Problem]:
-    """Every #fragment a lesson links to exists on the page it names."""
+    """Every #fragment a lesson links to exists on the page it names, in the same language."""
     pages = {(lesson.source.lang, lesson.source.slug): lesson for lesson in lessons}
     problems = []
     for lesson in lessons:
@@ -131,56 +147,46 @@ def check_links(lessons: list[ParsedLesson]) -> list[Problem]:
     return problems
 
 
-def check_course(lessons: list[SourceLesson], planned: tuple[PlannedLesson, ...], plan_path: Path) -> list[Problem]:
-    """Every lesson file is in the course plan."""
-    known = {p.slug for p in planned}
-    return [Problem(s.path, 2, f"slug {s.slug!r} is not in {plan_path.name}: add it to the course plan")
-            for s in lessons if s.slug not in known]
-
-
-def bundle_stylesheets(static_dir: Path) -> tuple[str, bytes]:
-    """Every stylesheet under static/css/ in one file (site.css first, widget styles after it), content-hashed."""
-    css_dir = static_dir / "css"
-    sheets = sorted(css_dir.rglob("*.css"), key=lambda p: (p.name != "site.css", p.relative_to(css_dir).as_posix()))
-    data = "".join(f"/* {p.relative_to(css_dir).as_posix()} */\n{p.read_text(encoding='utf-8')}\n"
-                   for p in sheets).encode()
-    return f"static/site-{hashlib.sha256(data).hexdigest()[:12]}.css", data
-
-
-def render_pages(lessons: list[ParsedLesson], templates: jinja2.Environment, sim_zip: str,
-                 course: Course) -> dict[str, str]:
-    """Site path -> HTML of every page."""
+def render_pages(lessons: list[ParsedLesson], sources: Sources, templates: jinja2.Environment,
+                 sim_zip: str) -> dict[str, str]:
+    """Site path -> HTML of every page: each lesson, and a home page per language that has lessons."""
+    course = sources.course
     pages = {}
-    index = [lesson.source for lesson in lessons if lesson.source.lang == "zh"]
-    upcoming = [p for p in course.planned if not course.is_written(p.slug)]
+
+    def common(lang: str, page: str) -> dict:
+        ui = sources.ui[lang]
+        return {"lang": lang, "ui": ui, "root": urls.root(page), "home": urls.link(page, urls.page(lang)),
+                "sim_zip": sim_zip, "page_text": json_island(ui["script"])}
+
     for lesson in lessons:
-        root = "../" * lesson.path.count("/")
-        pages[lesson.path] = templates.get_template("lesson.html").render(
-            lesson=lesson.source, body=lesson.html, scripted=lesson.scripted, python=bool(lesson.widgets), root=root,
-            sim_zip=sim_zip, lang=lesson.source.lang, lessons=index,
-        )
-    pages["index.html"] = templates.get_template("index.html").render(
-        lessons=index, upcoming=upcoming, root="", sim_zip=sim_zip, lang="zh", scripted=False, python=False,
-    )
+        page = urls.page(lesson.source.lang, lesson.source.slug)
+        pages[urls.page_file(lesson.source.lang, lesson.source.slug)] = templates.get_template("lesson.html").render(
+            **common(lesson.source.lang, page), lesson=lesson.source, body=lesson.html, scripted=lesson.scripted,
+            python=bool(lesson.widgets))
+    for lang in course.languages():
+        page = urls.page(lang)
+        listed = [{"href": urls.link(page, urls.page(lang, s.slug)), "title": s.title, "summary": s.summary,
+                   "minutes": s.minutes} for s in course.lessons(lang)]
+        pages[urls.page_file(lang)] = templates.get_template("index.html").render(
+            **common(lang, page), lessons=listed, upcoming=[title for _, title in course.still_to_come(lang)],
+            scripted=False, python=False)
     return pages
 
 
 def build_site(paths: Paths) -> dict[str, bytes | Path]:
     """Everything the site holds, by site path: page text as bytes, copied files as source paths."""
-    lessons, problems = load_lessons(paths.lessons)
-    planned, found = load_course(paths.lessons / "course.yml")
-    problems += found + check_course(lessons, planned, paths.lessons / "course.yml")
-    terms, found = load_terms(paths.lessons / "terms.yml")
-    problems += found
-    course = Course(planned, frozenset(s.slug for s in lessons))
-    templates = make_templates(paths)
+    sources, problems, blocking = load_sources(paths)
     css_path, css_bytes = bundle_stylesheets(paths.static)
-    templates.globals["stylesheet"] = css_path
-    templates.globals["dev"] = paths.dev
+    templates = make_templates(paths.templates, stylesheet=css_path, dev=paths.dev)
+    blocking += check_text_blocks(paths.sim)
+    if not blocking:
+        blocking += check_widgets(templates, sources.ui)
+    if blocking:  # no page can be drawn with words or widgets missing
+        raise BuildFailed(problems + blocking)
     names = namespace()
     parsed = []
-    for source in lessons:
-        lesson, found = parse_lesson(source, templates, course, terms, names)
+    for source in sources.lessons:
+        lesson, found = parse_lesson(source, sources, templates, names)
         parsed.append(lesson)
         problems += found
     problems += check_links(parsed)
@@ -188,7 +194,7 @@ def build_site(paths: Paths) -> dict[str, bytes | Path]:
         raise BuildFailed(problems)
     sim_zip, sim_bytes = pack_sim(paths.sim)
     files: dict[str, bytes | Path] = {path: html.encode() for path, html in
-                                      render_pages(parsed, templates, sim_zip, course).items()}
+                                      render_pages(parsed, sources, templates, sim_zip).items()}
     files[sim_zip] = sim_bytes
     files[css_path] = css_bytes
     files.update(static_files(paths.static))
@@ -253,57 +259,6 @@ def _relative(problem: Problem) -> str:
         return str(problem)
 
 
-def source_stamp(paths: Paths) -> tuple:
-    """Names and modification times of every source file: a change in any means rebuild."""
-    stamp = []
-    for folder in (paths.lessons, paths.templates, paths.static, paths.sim, ROOT / "builder"):
-        for p in folder.rglob("*"):
-            if p.is_file() and "__pycache__" not in p.parts:
-                stamp.append((str(p), p.stat().st_mtime_ns))
-    return tuple(sorted(stamp))
-
-
-def watch(paths: Paths, interval_s: float = 0.4) -> None:
-    """Rebuild whenever a source changes; a broken save prints its problems and keeps the last good site.
-
-    Each rebuild runs in a fresh interpreter so that edits to sim/ and builder/ take effect too.
-    """
-    stamp = source_stamp(paths)
-    while True:
-        time.sleep(interval_s)
-        current = source_stamp(paths)
-        if current != stamp:
-            stamp = current
-            subprocess.run([sys.executable, str(ROOT / "build.py"), "build", "--dev",
-                            "--lessons", str(paths.lessons), "--out", str(paths.out)], check=False)
-
-
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args):  # noqa: A002 - signature fixed by http.server
-        pass
-
-    def end_headers(self):
-        self.send_header("Cache-Control", "no-cache")
-        super().end_headers()
-
-
-def serve(paths: Paths, port: int) -> None:
-    try:
-        print(f"built {paths.out} in {build(paths):.2f} s", flush=True)
-    except BuildFailed as failed:
-        report(failed)
-        if not paths.out.exists():
-            sys.exit(2)
-    threading.Thread(target=watch, args=(paths,), daemon=True).start()
-    handler = functools.partial(QuietHandler, directory=str(paths.out))
-    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
-        print(f"serving {paths.out} at http://127.0.0.1:{port}/ (Ctrl-C stops)", flush=True)
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            pass
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=("build", "check", "serve"))
@@ -321,7 +276,16 @@ def main(argv: list[str] | None = None) -> int:
                 build(Paths(lessons=paths.lessons, out=Path(scratch) / "_site"))
             print("check: no problems")
         else:
-            serve(paths, args.port)
+            try:
+                print(f"built {paths.out} in {build(paths):.2f} s", flush=True)
+            except BuildFailed as failed:
+                report(failed)
+                if not paths.out.exists():
+                    return 2
+            rebuild = [sys.executable, str(Path(__file__).resolve()), "build", "--dev",
+                       "--lessons", str(paths.lessons), "--out", str(paths.out)]
+            sources = [paths.lessons, paths.templates, paths.static, paths.catalogs, paths.sim, ROOT / "builder"]
+            serve(paths.out, args.port, sources, rebuild, announce=lambda line: print(line, flush=True))
     except BuildFailed as failed:
         report(failed)
         return 2

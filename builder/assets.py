@@ -1,4 +1,5 @@
-"""Files copied into the site beside the pages: static files, vendored front-end packages, the sim zip."""
+"""Files the site holds beside its pages: static files, one stylesheet bundle, vendored front-end packages,
+the sim zip."""
 
 from __future__ import annotations
 
@@ -27,6 +28,18 @@ def vendor_files(node_modules: Path) -> dict[str, Path]:
                 raise FileNotFoundError(f"{source} is missing: run 'npm ci' (make serve and make test do)")
             files[f"vendor/{target}/{name}"] = source
     return files
+
+
+def bundle_stylesheets(static_dir: Path) -> tuple[str, bytes]:
+    """Every stylesheet under static/css/ in one content-hashed file: site.css, then widgets.css (the kit's
+    shared widget styles), then any widget's own stylesheet (css/widgets/<name>.css), by name."""
+    css_dir = static_dir / "css"
+    first = {"site.css": 0, "widgets.css": 1}
+    sheets = sorted(css_dir.rglob("*.css"),
+                    key=lambda p: (first.get(p.relative_to(css_dir).as_posix(), 2), p.relative_to(css_dir).as_posix()))
+    data = "".join(f"/* {p.relative_to(css_dir).as_posix()} */\n{p.read_text(encoding='utf-8')}\n"
+                   for p in sheets).encode()
+    return f"static/site-{hashlib.sha256(data).hexdigest()[:12]}.css", data
 
 
 def static_files(static_dir: Path) -> dict[str, Path]:

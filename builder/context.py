@@ -1,5 +1,5 @@
-"""What a lesson's parse can see (the course plan, the glossary, the expression names) and what it
-collects on the way (widgets, links, checks that need the whole page)."""
+"""What a lesson's parse can see (the course, the glossary, the page chrome's words, the expression names)
+and what it collects on the way (widgets, links, element ids, checks that need the whole page)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import jinja2
 
+from builder import urls
 from builder.course import Course
 from builder.terms import Term
 
@@ -18,7 +19,7 @@ class WidgetUse:
     id: str
     line: int
     outputs: frozenset[str]  # output names of its view
-    params: frozenset[str]
+    controls: frozenset[str]
 
 
 @dataclass(frozen=True)
@@ -37,18 +38,23 @@ class LessonContext:
     templates: jinja2.Environment
     course: Course
     terms: dict[str, Term]
+    ui: dict  # the page chrome's words in this language (site/i18n/<lang>.yml)
     names: dict  # for {sim}`EXPR`
     render_markdown: Callable[[str, int], str] = None  # (markdown, 1-based line of its first line) -> HTML
     widgets: list[WidgetUse] = field(default_factory=list)
     scripted: bool = False  # the page needs the client script (widgets, clickable formulas)
     links: list[LinkUse] = field(default_factory=list)
+    ids: list[tuple[str, int]] = field(default_factory=list)  # every element id of the body, with its line
     # (line, check) pairs run once the whole page is parsed; check(ctx) returns a problem or None
     checks: list[tuple[int, Callable[[LessonContext], str | None]]] = field(default_factory=list)
 
     @property
-    def root(self) -> str:
-        """Relative URL of the site root from this lesson's page."""
-        return "../" if self.lang == "zh" else "../../"
+    def page(self) -> str:
+        return urls.page(self.lang, self.slug)
+
+    def lesson_href(self, slug: str, fragment: str = "") -> str:
+        """A relative link to a lesson in this page's language."""
+        return urls.link(self.page, urls.page(self.lang, slug)) + (f"#{fragment}" if fragment else "")
 
     def widget(self, widget_id: str) -> WidgetUse | None:
         return next((w for w in self.widgets if w.id == widget_id), None)

@@ -1,59 +1,103 @@
-"""The course plan (lessons/course.yml): every lesson in order, written or still to come.
+"""The course: its plan (lessons/course.yml, every lesson in reading order, written or still to come) and,
+per language, the titles of the lessons not yet written in it (lessons/<lang>/catalog.yml, `upcoming`).
 
-Links to lessons go through the plan: `[text](lesson:SLUG)` links a written lesson and shows a planned
-one as upcoming; a slug the plan does not know is an error (a typo, not a future lesson).
+Links to lessons go through the plan: `[text](lesson:SLUG)` links a lesson written in the page's language
+and shows any other planned one as upcoming; a slug the plan does not know is an error (a typo, not a
+future lesson). A written lesson's title is in its front matter, a planned one's in the catalog: one home.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from builder.catalogs import Catalog
+from builder.lessons import SLUG, SourceLesson
 from builder.problems import Problem
-
-
-@dataclass(frozen=True)
-class PlannedLesson:
-    slug: str
-    title: str
-    line: int
+from sim.languages import LANGUAGES
 
 
 @dataclass(frozen=True)
 class Course:
-    planned: tuple[PlannedLesson, ...]
-    written: frozenset[str]  # slugs that have a lesson file
+    plan: tuple[str, ...]  # slugs in reading order
+    written: Mapping[tuple[str, str], SourceLesson]  # (lang, slug) -> its lesson
+    upcoming: Mapping[tuple[str, str], str]  # (lang, slug) -> title of a lesson not written in lang
 
     def knows(self, slug: str) -> bool:
-        return any(p.slug == slug for p in self.planned)
+        return slug in self.plan
 
-    def is_written(self, slug: str) -> bool:
-        return slug in self.written
+    def is_written(self, lang: str, slug: str) -> bool:
+        return (lang, slug) in self.written
+
+    def lessons(self, lang: str) -> list[SourceLesson]:
+        """The lessons written in `lang`, in plan order."""
+        return [self.written[(lang, s)] for s in self.plan if (lang, s) in self.written]
+
+    def still_to_come(self, lang: str) -> list[tuple[str, str]]:
+        """(slug, title) of every planned lesson not written in `lang`, in plan order."""
+        return [(s, self.upcoming[(lang, s)]) for s in self.plan if (lang, s) in self.upcoming]
+
+    def languages(self) -> list[str]:
+        """The languages with at least one lesson: each has its pages."""
+        return [lang for lang in LANGUAGES if any(written == lang for written, _ in self.written)]
 
 
-def load_course(path: Path) -> tuple[tuple[PlannedLesson, ...], list[Problem]]:
-    """The plan's entries, and its problems (file:line)."""
+def load_plan(path: Path) -> tuple[tuple[str, ...], dict[str, int], list[Problem]]:
+    """The plan's slugs, the line of each, and its problems (file:line)."""
     if not path.is_file():
-        return (), [Problem(path, 1, "the course plan is missing: list every lesson's slug and title here")]
+        return (), {}, [Problem(path, 1, "the course plan is missing: list every lesson's slug here, in order")]
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        root = yaml.compose(path.read_text(encoding="utf-8-sig"))
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         mark = getattr(e, "problem_mark", None)
-        return (), [Problem(path, 1 + (mark.line if mark else 0), f"not valid YAML: {getattr(e, 'problem', e)}")]
-    lines = path.read_text(encoding="utf-8").splitlines()
-    entry_lines = [i + 1 for i, raw in enumerate(lines) if raw.startswith("- ")]
-    if not isinstance(data, list):
-        return (), [Problem(path, 1, "the course plan is a list of {slug, title} entries")]
-    planned, problems = [], []
-    for i, entry in enumerate(data):
-        line = entry_lines[i] if i < len(entry_lines) else 1
-        if not (isinstance(entry, dict) and set(entry) == {"slug", "title"}
-                and all(isinstance(v, str) and v for v in entry.values())):
-            problems.append(Problem(path, line, "each entry needs exactly 'slug' and 'title' (text)"))
-        elif any(p.slug == entry["slug"] for p in planned):
-            problems.append(Problem(path, line, f"slug {entry['slug']!r} is listed twice"))
+        return (), {}, [Problem(path, 1 + (mark.line if mark else 0), f"not valid YAML: {getattr(e, 'problem', e)}")]
+    if not isinstance(root, yaml.SequenceNode):
+        return (), {}, [Problem(path, 1, "the course plan is a list of lesson slugs, one '- slug' per line")]
+    plan, lines, problems = [], {}, []
+    for node in root.value:
+        line = node.start_mark.line + 1
+        slug = node.value if isinstance(node, yaml.ScalarNode) else None
+        if not (isinstance(slug, str) and SLUG.match(slug)):
+            problems.append(Problem(path, line, "each entry is a lesson slug: lowercase letters, digits and hyphens"))
+        elif slug in lines:
+            problems.append(Problem(path, line, f"{slug!r} is listed twice (line {lines[slug]})"))
         else:
-            planned.append(PlannedLesson(entry["slug"], entry["title"], line))
-    return tuple(planned), problems
+            plan.append(slug)
+            lines[slug] = line
+    return tuple(plan), lines, problems
+
+
+def make_course(plan: tuple[str, ...], plan_path: Path, lessons: list[SourceLesson],
+                catalogs: dict[str, Catalog]) -> tuple[Course, list[Problem]]:
+    """The course, checking that every lesson is planned and every planned lesson has one title per language."""
+    problems = []
+    written = {}
+    for lesson in lessons:
+        if lesson.slug not in plan:
+            problems.append(Problem(lesson.path, 1, f"lesson {lesson.slug!r} is not in {plan_path.name}: "
+                                                    "add its slug to the course plan"))
+        written[(lesson.lang, lesson.slug)] = lesson
+    upcoming = {}
+    for lang, catalog in catalogs.items():
+        titles = catalog.section("upcoming")
+        for slug in plan:
+            line = catalog.lines.get(f"upcoming.{slug}")
+            if (lang, slug) in written:
+                if line is not None:
+                    problems.append(Problem(catalog.path, line, f"{slug!r} is written in {lang} "
+                                            f"({written[(lang, slug)].path.name}), whose front matter holds its "
+                                            "title: remove it from upcoming"))
+            elif slug in titles:
+                upcoming[(lang, slug)] = titles[slug]
+            elif not (catalog.path.parent / f"{slug}.md").exists():  # else a lesson that failed to load
+                problems.append(Problem(catalog.path, catalog.lines.get("upcoming", 1),
+                                        f"planned lesson {slug!r} has no {lang} title: add it under 'upcoming:' "
+                                        f"in lessons/{lang}/catalog.yml"))
+        for slug in titles:
+            if slug not in plan:
+                problems.append(Problem(catalog.path, catalog.lines[f"upcoming.{slug}"],
+                                        f"{slug!r} is not in {plan_path.name}"))
+    return Course(plan, written, upcoming), problems

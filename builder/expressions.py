@@ -10,33 +10,15 @@ from __future__ import annotations
 
 import math
 
-from sim import batching, cache, latency, memory, params, presets, roofline, serving  # inference-vs-training
-from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig
-
-
-def _fixed(x: float, decimals: int = 0) -> str:
-    """Grouped digits with a fixed number of decimals: fixed(2303.87) -> "2,304", fixed(0.3412, 2) -> "0.34"."""
-    return f"{x:,.{decimals}f}"
-
-
-def _pct(x: float, decimals: int = 0) -> str:
-    """A fraction as a percentage: pct(0.0034, 2) -> "0.34%"."""
-    return f"{x * 100:,.{decimals}f}%"
-
-
-def _gb(n_bytes: float, decimals: int = 2) -> str:
-    return f"{n_bytes / 1e9:,.{decimals}f} GB"
-
-
-def _mb(n_bytes: float, decimals: int = 0) -> str:
-    return f"{n_bytes / 1e6:,.{decimals}f} MB"
+from sim import batching, cache, latency, memory, model_size, presets, roofline, serving
+from sim.display import fmt_bytes, fmt_fixed, fmt_flops, fmt_gb, fmt_grouped, fmt_mb, fmt_ms, fmt_pct, fmt_sig
 
 
 def namespace() -> dict:
     """The names an expression may use (built fresh per build, so changed presets are seen)."""
     return {
         # simulator modules and functions
-        "presets": presets, "params": params, "cache": cache, "memory": memory, "roofline": roofline,
+        "presets": presets, "model_size": model_size, "cache": cache, "memory": memory, "roofline": roofline,
         "model": presets.model, "hw": presets.hardware,
         "prefill": roofline.prefill, "decode": roofline.decode, "ridge": roofline.ridge_point,
         "max_batch": memory.max_batch,
@@ -46,8 +28,8 @@ def namespace() -> dict:
         "a100": presets.hardware("a100-sxm-80gb"), "h100": presets.hardware("h100-sxm"),
         "h200": presets.hardware("h200-sxm"), "b200": presets.hardware("b200"),
         # formatters: number -> display text
-        "ms": fmt_ms, "sig": fmt_sig, "grouped": fmt_grouped, "fixed": _fixed, "pct": _pct,
-        "bytes_": fmt_bytes, "flops_": fmt_flops, "gb": _gb, "mb": _mb,
+        "ms": fmt_ms, "sig": fmt_sig, "grouped": fmt_grouped, "fixed": fmt_fixed, "pct": fmt_pct,
+        "bytes_": fmt_bytes, "flops_": fmt_flops, "gb": fmt_gb, "mb": fmt_mb,
         # inference-vs-training: a request end to end, batching, the serving metrics
         "serving": serving, "batching": batching, "latency": latency,
         "decode_run": serving.decode_run, "batch_point": batching.batch_point, "request": latency.request,

@@ -1,4 +1,9 @@
-"""Load lesson sources: front matter validated into a record, body kept with its first line number."""
+"""Load lesson sources: lessons/<lang>/<slug>.md, front matter validated into a record, body kept with
+the line number of its first line.
+
+The file name is the lesson's slug (its URL); the course plan (lessons/course.yml) gives its place in the
+course. The front matter holds what only the lesson knows: its title, summary and reading time.
+"""
 
 from __future__ import annotations
 
@@ -9,19 +14,25 @@ from pathlib import Path
 import yaml
 
 from builder.problems import LessonError, Problem
+from sim.languages import DEFAULT, LANGUAGES
 
-LANGUAGES = ("zh", "en")
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-FRONT_MATTER_FIELDS = {"title": str, "slug": str, "order": int, "summary": str, "minutes": int}
+LANGUAGE_FOLDER = re.compile(r"^[a-z]{2,3}(?:-[A-Za-z0-9]+)?$")
+FRONT_MATTER_FIELDS = {"title": str, "summary": str, "minutes": int}
+MAX_MINUTES = 600
+# Fields an author may carry over from other site generators, and where their information lives here.
+MOVED_FIELDS = {
+    "slug": "the file name is the slug: remove this line (rename the file to change the URL)",
+    "order": "the course plan, lessons/course.yml, sets the order: remove this line",
+}
 
 
 @dataclass(frozen=True)
 class SourceLesson:
     path: Path  # as given to the builder, for messages
     lang: str
-    title: str
     slug: str
-    order: int
+    title: str
     summary: str
     minutes: int
     body: str
@@ -29,29 +40,33 @@ class SourceLesson:
 
 
 def load_lessons(lessons_dir: Path) -> tuple[list[SourceLesson], list[Problem]]:
-    """Every lessons/<lang>/*.md, sorted by language and order, plus the problems found on the way."""
+    """Every lessons/<lang>/*.md, in language order, plus the problems found on the way."""
     lessons, problems = [], []
+    for folder in sorted(p for p in lessons_dir.iterdir() if p.is_dir()) if lessons_dir.is_dir() else ():
+        if folder.name not in LANGUAGES and LANGUAGE_FOLDER.match(folder.name):
+            problems.append(Problem(folder, 1, f"{folder.name!r} is not a site language "
+                                               f"({', '.join(LANGUAGES)}): add its code to sim/languages.py"))
     for lang in LANGUAGES:
         for path in sorted((lessons_dir / lang).glob("*.md")):
             try:
                 lessons.append(load_lesson(path, lang))
             except LessonError as e:
                 problems.append(Problem(path, e.line, e.message))
-    seen: dict[tuple[str, str], SourceLesson] = {}
-    for lesson in lessons:
-        key = (lesson.lang, lesson.slug)
-        if key in seen:
-            problems.append(Problem(lesson.path, 2, f"slug {lesson.slug!r} is already used by {seen[key].path}"))
-        else:
-            seen[key] = lesson
-    lessons.sort(key=lambda s: (LANGUAGES.index(s.lang), s.order, s.slug))
+    if not any((lessons_dir / DEFAULT).glob("*.md")):
+        problems.append(Problem(lessons_dir / DEFAULT, 1, f"no lesson in the default language ({DEFAULT}): "
+                                                          f"the site needs at least one lessons/{DEFAULT}/*.md"))
     return lessons, problems
 
 
 def load_lesson(path: Path, lang: str) -> SourceLesson:
     """One lesson file; raises LessonError for text that is not UTF-8 or front matter that is wrong."""
+    slug = path.stem
+    if not SLUG.match(slug):
+        raise LessonError(1, f"the file name is the lesson's slug (its URL): {path.name!r} must be lowercase "
+                             "letters, digits and hyphens, e.g. kv-cache.md")
     try:
-        text = path.read_bytes().decode("utf-8")
+        # utf-8-sig: editors on Windows start a file with a byte-order mark, which is not part of the text.
+        text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise LessonError(1, f"not UTF-8 text (byte {e.start}); save the lesson as UTF-8") from None
     lines = text.splitlines(keepends=True)
@@ -62,30 +77,39 @@ def load_lesson(path: Path, lang: str) -> SourceLesson:
     except StopIteration:
         raise LessonError(1, "front matter is not closed by a line '---'") from None
     meta = _parse_front_matter("".join(lines[1:end]))
-    return SourceLesson(path=path, lang=lang, body="".join(lines[end + 1:]), body_line=end + 2, **meta)
+    return SourceLesson(path=path, lang=lang, slug=slug, body="".join(lines[end + 1:]), body_line=end + 2, **meta)
 
 
 def _parse_front_matter(text: str) -> dict:
     try:
+        root = yaml.compose(text)
         meta = yaml.safe_load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = 2 + mark.line if mark is not None else 2
         raise LessonError(line, f"front matter is not valid YAML: {getattr(e, 'problem', e)}") from None
-    if not isinstance(meta, dict):
-        raise LessonError(2, "front matter must be a mapping of field: value")
-    field_line = {name: 2 + i for i, raw in enumerate(text.splitlines())
-                  for name in meta if raw.startswith(f"{name}:")}
-    for name, kind in FRONT_MATTER_FIELDS.items():
-        if name not in meta:
-            raise LessonError(2, f"front matter needs '{name}' ({kind.__name__})")
-        value = meta[name]
-        if not isinstance(value, kind) or isinstance(value, bool):
-            raise LessonError(field_line.get(name, 2), f"'{name}' must be {kind.__name__}, got {value!r}")
+    if not isinstance(meta, dict) or not isinstance(root, yaml.MappingNode):
+        raise LessonError(2, "front matter must be fields, one per line: 'title: …', 'summary: …', 'minutes: …'")
+    field_line = {}
+    for key, _ in root.value:
+        line = 2 + key.start_mark.line
+        if key.value in field_line:
+            raise LessonError(line, f"'{key.value}' is set twice (lines {field_line[key.value]} and {line})")
+        field_line[key.value] = line
     for name in meta:
+        if name in MOVED_FIELDS:
+            raise LessonError(field_line.get(name, 2), f"front matter field '{name}': {MOVED_FIELDS[name]}")
         if name not in FRONT_MATTER_FIELDS:
             raise LessonError(field_line.get(name, 2),
                               f"unknown front matter field {name!r}; known: {', '.join(FRONT_MATTER_FIELDS)}")
-    if not SLUG.match(meta["slug"]):
-        raise LessonError(field_line["slug"], f"slug {meta['slug']!r} must be lowercase letters, digits and hyphens")
-    return {name: meta[name] for name in FRONT_MATTER_FIELDS}
+    for name, kind in FRONT_MATTER_FIELDS.items():
+        if name not in meta:
+            raise LessonError(2, f"front matter needs '{name}' ({'text' if kind is str else 'a whole number'})")
+        value, line = meta[name], field_line[name]
+        if kind is str and not (isinstance(value, str) and value.strip()):
+            raise LessonError(line, f"'{name}' must be text, got {value!r}"
+                              + (" (quote it if it contains ': ')" if isinstance(value, dict) else ""))
+        if kind is int and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_MINUTES):
+            raise LessonError(line, f"'{name}' must be a whole number of minutes from 1 to {MAX_MINUTES}, "
+                                    f"got {value!r}")
+    return {name: meta[name].strip() if isinstance(meta[name], str) else meta[name] for name in FRONT_MATTER_FIELDS}

@@ -1,8 +1,9 @@
 """Lesson Markdown: CommonMark + tables, attributes, anchors, $math$ (to MathML at build time),
 {sim}`EXPR` computed figures, [text](lesson:SLUG) course links and `::: name` directives.
 
-Parsing and rendering are separate so that all build-time work (directives, math, expressions, links)
-happens in one walk over the tokens, with line numbers at hand, and problems are collected, not raised.
+Parsing and rendering are separate so that all build-time work (directives, math, expressions, links,
+the safety and id checks) happens in one walk over the tokens, with line numbers at hand, and problems are
+collected, not raised.
 """
 
 from __future__ import annotations
@@ -16,48 +17,53 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.attrs import attrs_block_plugin, attrs_plugin
+from mdit_py_plugins.container import container_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
+from builder import safety
 from builder.context import LessonContext, LinkUse
 from builder.directives import run_directive
 from builder.expressions import ExpressionError, evaluate
 from builder.mathml import to_mathml
 from builder.problems import LessonError
 
-DIRECTIVE_OPEN = re.compile(r"^(:{3,})\s*([A-Za-z][\w-]*)(.*)$")
+DIRECTIVE = re.compile(r"^\s*([A-Za-z][\w-]*)(.*)$")
+CONTAINER = "container_directive"
 SIM_OPEN = "{sim}`"
 EXTERNAL = re.compile(r"^(https?:|mailto:)")
 # CJK ideographs and full-width punctuation: text in which a line break is not a word space.
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
 MATH_TOKENS = {"math_inline": False, "math_inline_double": True, "math_block": True, "math_block_label": True}
 PREPARED = (*MATH_TOKENS, "directive", "sim_expr")
+BLOCK_ATTRIBUTES = re.compile(r"^\s*\{[^{}]*\}\s*$")
 
 
-def _directive_rule(state: StateBlock, start: int, end: int, silent: bool) -> bool:
-    """Block rule: `:::name args` ... a line of the same colons. The body is kept raw."""
-    if state.sCount[start] - state.blkIndent >= 4:
-        return False
-    first = state.src[state.bMarks[start] + state.tShift[start]:state.eMarks[start]]
-    match = DIRECTIVE_OPEN.match(first)
-    if not match:
-        return False
-    if silent:
+def _raw_directives(md: MarkdownIt) -> None:
+    """mdit-py-plugins' container rule finds `::: name args` … `:::` (longer fences nest); this wrapper
+    keeps each directive's body as raw text (YAML, LaTeX or Markdown, for the directive to read) instead
+    of the Markdown tokens the container rule parses it into, and notes whether it was closed."""
+    container_plugin(md, "directive", validate=lambda params, markup: bool(DIRECTIVE.match(params)))
+    container_rule = next(r.fn for r in md.block.ruler.__rules__ if r.name == CONTAINER)
+
+    def directive_rule(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+        first = len(state.tokens)
+        if not container_rule(state, start, end, silent):
+            return False
+        if silent:
+            return True
+        opened = state.tokens[first]
+        del state.tokens[first + 1:]  # the body's tokens and the closing token
+        name, args = DIRECTIVE.match(opened.info).groups()
+        opened.type, opened.tag, opened.nesting, opened.info = "directive", "", 0, name
+        # The container rule moves past the closing fence only when it found one.
+        closed = state.line > opened.map[1]
+        opened.meta = {"args": args.strip(), "body": state.getLines(start + 1, opened.map[1], state.blkIndent, False),
+                       "closed": closed}
+        if closed:
+            opened.map = [opened.map[0], opened.map[1] + 1]
         return True
-    fence, name, args = match.groups()
-    line = start + 1
-    while line < end:
-        text = state.src[state.bMarks[line] + state.tShift[line]:state.eMarks[line]]
-        if text.strip() == fence and state.sCount[line] - state.blkIndent < 4:
-            break
-        line += 1
-    closed = line < end
-    token = state.push("directive", "", 0)
-    token.info = name
-    token.meta = {"args": args.strip(), "body": state.getLines(start + 1, line, state.blkIndent, False),
-                  "closed": closed}
-    token.map = [start, line + 1 if closed else line]
-    state.line = line + 1 if closed else line
-    return True
+
+    md.block.ruler.at(CONTAINER, directive_rule)
 
 
 def _sim_rule(state: StateInline, silent: bool) -> bool:
@@ -85,8 +91,7 @@ def make_markdown() -> MarkdownIt:
     md.use(attrs_plugin, spans=True)
     md.use(attrs_block_plugin)
     md.use(anchors_plugin, min_level=2, max_level=3)
-    md.block.ruler.before("fence", "directive", _directive_rule,
-                          {"alt": ["paragraph", "reference", "blockquote", "list"]})
+    md.use(_raw_directives)
     md.inline.ruler.before("backticks", "sim_expr", _sim_rule)
     for kind in PREPARED:
         md.add_render_rule(kind, _render_prepared)
@@ -97,6 +102,9 @@ def render_lesson_markdown(md: MarkdownIt, text: str, first_line: int, ctx: Less
                            problems: list[LessonError]) -> str:
     """HTML for `text`, whose first line is `first_line` of the lesson file; problems are appended, not raised."""
     tokens = md.parse(text, {})
+    for number, source_line in enumerate(text.splitlines()):  # block attributes, {…} on a line of their own
+        if BLOCK_ATTRIBUTES.match(source_line):
+            problems.extend(LessonError(first_line + number, m) for m in safety.attribute_syntax_problems(source_line))
     for token in tokens:
         line = first_line + (token.map[0] if token.map else 0)
         for item in (token, *(token.children or ())):
@@ -134,7 +142,12 @@ def _close_upcoming_links(children: list[Token]) -> None:
 
 
 def _prepare(token: Token, line: int, ctx: LessonContext) -> None:
-    """Do a token's build-time work and store the HTML it renders to (or rewrite its attributes)."""
+    """Do a token's build-time work and store the HTML it renders to (or rewrite its attributes); record
+    the ids it gives the page; refuse markup the page must never carry."""
+    for message in safety.attribute_problems(token.attrs):
+        raise LessonError(line, message)
+    if token.attrs.get("id"):
+        ctx.ids.append((str(token.attrs["id"]), line))
     if token.type == "directive":
         token.meta["html"] = ""
         if not token.meta["closed"]:
@@ -142,33 +155,48 @@ def _prepare(token: Token, line: int, ctx: LessonContext) -> None:
         token.meta["html"] = run_directive(ctx, token.info, token.meta["args"], token.meta["body"], line)
     elif token.type in MATH_TOKENS:
         block = token.type in ("math_block", "math_block_label")
-        token.meta["html"] = to_mathml(token.content, MATH_TOKENS[token.type], line) + ("\n" if block else "")
+        mathml = to_mathml(token.content, MATH_TOKENS[token.type], line)
+        _refuse(safety.markup_problems(mathml, math=True), line)
+        token.meta["html"] = mathml + ("\n" if block else "")
     elif token.type == "sim_expr":
         try:
             token.meta["html"] = f'<span class="sim-value">{html.escape(evaluate(token.content, ctx.names))}</span>'
         except ExpressionError as e:
             raise LessonError(line, str(e)) from None
+    elif token.type in ("html_block", "html_inline"):
+        scan = safety.scan(token.content)
+        _refuse(scan.problems, line)
+        ctx.ids.extend((i, line) for i in scan.ids)
+    elif token.type == "text":
+        _refuse(safety.text_problems(token.content), line)
+    elif token.type == "inline":
+        _refuse(safety.attribute_syntax_problems(token.content), line)
     elif token.type == "link_open":
         _resolve_link(token, line, ctx)
 
 
+def _refuse(messages: list[str], line: int) -> None:
+    if messages:
+        raise LessonError(line, messages[0])
+
+
 def _resolve_link(token: Token, line: int, ctx: LessonContext) -> None:
-    """lesson:SLUG[#frag] -> a relative link to a written lesson, or an 'upcoming' marker; #frag -> checked."""
+    """lesson:SLUG[#frag] -> a relative link to the lesson in this page's language, or an 'upcoming' marker
+    when it is not written in this language yet; #frag -> checked once the page is parsed."""
     href = str(token.attrs.get("href", ""))
     if href.startswith("lesson:"):
         slug, _, fragment = href[len("lesson:"):].partition("#")
         if not ctx.course.knows(slug):
             raise LessonError(line, f"link to lesson {slug!r}, which is not in lessons/course.yml")
-        if ctx.course.is_written(slug):
-            token.attrs["href"] = f"{ctx.root}{slug}/" + (f"#{fragment}" if fragment else "")
+        if ctx.course.is_written(ctx.lang, slug):
+            token.attrs["href"] = ctx.lesson_href(slug, fragment)
             ctx.links.append(LinkUse(line, slug, fragment))
         else:
-            # Not written yet: keep the text, drop the link, mark it as upcoming.
+            # Not written in this language yet: keep the text, drop the link, mark it as upcoming.
             token.attrs.pop("href")
             token.attrs["class"] = "upcoming-link"
-            token.attrs["title"] = "即将推出" if ctx.lang == "zh" else "coming soon"
+            token.attrs["title"] = ctx.ui["course"]["upcoming"]
             token.tag = "span"
-            token.meta["upcoming"] = True
     elif href.startswith("#"):
         ctx.links.append(LinkUse(line, None, href[1:]))
     elif not EXTERNAL.match(href):

@@ -1,75 +1,88 @@
-"""The glossary behind clickable formula terms (lessons/terms.yml).
+"""The glossary behind clickable formula terms.
 
-Each term: per language a name, a unit and a short explanation; optionally the widget output that
-holds its value now and the control that changes it. A formula writes \\term{KEY}{LaTeX}.
+lessons/terms.yml lists each term's key with what it links to: `output`, the widget output that holds its
+value now, and `control`, the widget control that changes it (either may be left out). Its words are per
+language, in lessons/<lang>/catalog.yml under `terms.KEY`: a name, a unit and a short text. A formula
+writes \\term{KEY}{LaTeX}.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from builder.catalogs import Catalog
 from builder.problems import Problem
 
 KEY = re.compile(r"^[a-z][a-z0-9_]*$")
+LINKS = ("output", "control")
+WORDS = ("name", "unit", "text")
 
 
 @dataclass(frozen=True)
 class Term:
     key: str
-    text: dict[str, dict[str, str]]  # lang -> {"name", "unit", "text"}
     output: str | None  # the linked widget's output holding the term's value now
-    control: str | None  # the linked widget's parameter that changes it
-    line: int
+    control: str | None  # the linked widget's control that changes it
+    words: Mapping[str, Mapping[str, str]]  # lang -> {"name", "unit", "text"}
 
     def for_page(self, lang: str) -> dict:
         """What the page's term panel shows (plain text only)."""
-        words = self.text.get(lang) or self.text["zh"]
-        return {**words, "output": self.output, "control": self.control}
+        return {**self.words[lang], "output": self.output, "control": self.control}
 
 
-def load_terms(path: Path) -> tuple[dict[str, Term], list[Problem]]:
-    if not path.is_file():
-        return {}, []
-    source = path.read_text(encoding="utf-8")
-    try:
-        data = yaml.safe_load(source) or {}
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        return {}, [Problem(path, 1 + (mark.line if mark else 0), f"not valid YAML: {getattr(e, 'problem', e)}")]
-    key_line = {raw.split(":", 1)[0]: i + 1 for i, raw in enumerate(source.splitlines())
-                if raw and not raw[0].isspace() and ":" in raw}
-    terms, problems = {}, []
-    if not isinstance(data, dict):
-        return {}, [Problem(path, 1, "terms.yml is a mapping of KEY: {zh: {name, unit, text}, output, control}")]
-    for key, entry in data.items():
-        line = key_line.get(str(key), 1)
-        problem = _entry_problem(key, entry)
-        if problem:
-            problems.append(Problem(path, line, problem))
-            continue
-        text = {lang: entry[lang] for lang in ("zh", "en") if lang in entry}
-        terms[key] = Term(key, text, entry.get("output"), entry.get("control"), line)
+def load_terms(path: Path, catalogs: dict[str, Catalog]) -> tuple[dict[str, Term], list[Problem]]:
+    """Every term, with its words in each catalog's language; problems name file and line."""
+    links, problems = _load_links(path)
+    words: dict[str, dict[str, dict[str, str]]] = {key: {} for key in links}
+    for lang, catalog in catalogs.items():
+        section = catalog.section("terms")
+        for key in links:
+            entry = {field: section.get(f"{key}.{field}") for field in WORDS}
+            missing = [field for field, text in entry.items() if text is None]
+            if missing:
+                line = catalog.lines.get(f"terms.{key}", catalog.lines.get("terms", 1))
+                problems.append(Problem(catalog.path, line, f"term {key!r} needs {', '.join(missing)} in {lang}"))
+            words[key][lang] = entry
+        for dotted in section:
+            key, _, field = dotted.partition(".")
+            if key not in links:
+                problems.append(Problem(catalog.path, catalog.lines[f"terms.{dotted}"],
+                                        f"term {key!r} is not in {path.name}: add it there with its links"))
+                break
+            if field not in WORDS:
+                problems.append(Problem(catalog.path, catalog.lines[f"terms.{dotted}"],
+                                        f"term {key!r}: unknown field {field!r}; a term has {', '.join(WORDS)}"))
+    terms = {key: Term(key, links[key].get("output"), links[key].get("control"), words[key]) for key in links}
     return terms, problems
 
 
-def _entry_problem(key, entry) -> str | None:
-    if not isinstance(key, str) or not KEY.match(key):
-        return f"term key {key!r} must be lowercase letters, digits and underscores"
-    if not isinstance(entry, dict) or "zh" not in entry:
-        return f"term {key}: needs at least a 'zh' entry"
-    for lang in ("zh", "en"):
-        words = entry.get(lang)
-        if words is not None and not (isinstance(words, dict) and {"name", "unit", "text"} <= set(words)
-                                      and all(isinstance(v, str) for v in words.values())):
-            return f"term {key}: '{lang}' needs text fields name, unit and text"
-    unknown = set(entry) - {"zh", "en", "output", "control"}
-    if unknown:
-        return f"term {key}: unknown field(s) {', '.join(sorted(unknown))}"
-    for field_name in ("output", "control"):
-        if field_name in entry and not isinstance(entry[field_name], str):
-            return f"term {key}: '{field_name}' must be text"
-    return None
+def _load_links(path: Path) -> tuple[dict[str, dict[str, str]], list[Problem]]:
+    if not path.is_file():
+        return {}, []
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
+        root = yaml.compose(path.read_text(encoding="utf-8-sig"))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        return {}, [Problem(path, 1 + (mark.line if mark else 0), f"not valid YAML: {getattr(e, 'problem', e)}")]
+    if not isinstance(data, dict):
+        return {}, [Problem(path, 1, f"{path.name} is a mapping of KEY: {{output: …, control: …}}")]
+    key_line = {node.value: node.start_mark.line + 1 for node, _ in root.value}
+    links, problems = {}, []
+    for key, entry in data.items():
+        line = key_line.get(key, 1)
+        entry = {} if entry is None else entry
+        if not isinstance(key, str) or not KEY.match(key):
+            problems.append(Problem(path, line, f"term key {key!r} must be lowercase letters, digits and underscores"))
+        elif not isinstance(entry, dict) or set(entry) - set(LINKS) or \
+                not all(isinstance(v, str) for v in entry.values()):
+            problems.append(Problem(path, line, f"term {key}: only 'output' and 'control' (text) go here; its "
+                                                "words are in lessons/<lang>/catalog.yml under terms"))
+        else:
+            links[key] = entry
+    return links, problems

@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass
 
 from sim import memory, roofline
-from sim.checks import check_int
 from sim.presets import Hardware, Model
+from sim.validate import check_int
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.checks import check_int, check_positive
+from sim.validate import check_int, check_positive
 
 SECONDS_PER_HOUR = 3600
 TOKENS_PER_MILLION = 1_000_000

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim.checks import check_int
+from sim.validate import check_int
 
 MAX_DIMENSION = 10**9  # far beyond any model's matrix edge; anything larger is a mistake, not a model
 MAX_BYTES_PER_ELEMENT = 8

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from sim import cache, params
-from sim.checks import check_int
+from sim import cache, model_size
 from sim.presets import Hardware, Model
 from sim.roofline import MAX_BATCH, MAX_CONTEXT
+from sim.validate import check_int
 
 
 def bytes_per_request(m: Model, context: int, state_dtype: str = "fp32") -> int:
@@ -17,12 +17,12 @@ def bytes_per_request(m: Model, context: int, state_dtype: str = "fp32") -> int:
 def resident_bytes(m: Model, batch: int, context: int, state_dtype: str = "fp32") -> int:
     """Memory in use while serving `batch` requests: the whole checkpoint plus each request's cache."""
     b = check_int("batch", batch, 0, MAX_BATCH)
-    return params.resident_weight_bytes(m) + b * bytes_per_request(m, context, state_dtype)
+    return model_size.resident_weight_bytes(m) + b * bytes_per_request(m, context, state_dtype)
 
 
 def max_batch(m: Model, hw: Hardware, context: int, state_dtype: str = "fp32") -> int:
     """Requests with `context` cached tokens that fit in hw memory beside the whole checkpoint (0 if none)."""
-    free = hw.memory_bytes - params.resident_weight_bytes(m)
+    free = hw.memory_bytes - model_size.resident_weight_bytes(m)
     if free <= 0:
         return 0
     per_request = bytes_per_request(m, context, state_dtype)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
 
-from sim.checks import check_choice
+from sim.validate import check_choice
 
 # os.path, not pathlib: importing pathlib costs more than this whole module in Pyodide's boot.
 PRESETS_DIR = os.path.join(os.path.dirname(__file__), "presets")

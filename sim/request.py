@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from sim import cache, params, roofline
+from sim import cache, model_size, roofline
 from sim.presets import Hardware, Model
 
 # The running example, as Qwen3.x's tokenizer splits it (reference lesson 000). Prefill's last position
@@ -82,9 +82,9 @@ def path_stages(m: Model, hw: Hardware, state_dtype: str = "fp32",
 
 def compute_only_time_s(m: Model, hw: Hardware) -> float:
     """Seconds per token if generating were limited only by compute: 2 FLOPs per matmul weight at peak."""
-    return 2 * params.matmul_params(m) / hw.peak_flops_per_s
+    return 2 * model_size.matmul_params(m) / hw.peak_flops_per_s
 
 
 def weights_only_time_s(m: Model, hw: Hardware) -> float:
     """Seconds per token at batch 1 if reading the matmul weights once were the only cost."""
-    return params.matmul_weight_bytes(m) / hw.bandwidth_bytes_per_s
+    return model_size.matmul_weight_bytes(m) / hw.bandwidth_bytes_per_s

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from sim import cache, params
-from sim.checks import check_int
+from sim import cache, model_size
 from sim.presets import Hardware, Model
+from sim.validate import check_int
 
 MAX_TOKENS = 10_000_000
 MAX_BATCH = 1_000_000
@@ -93,12 +93,12 @@ def prefill(m: Model, hw: Hardware, tokens: int, state_dtype: str = "fp32") -> E
     """
     t = check_int("tokens", tokens, 1, MAX_TOKENS)
     causal_pairs = t * (t + 1) // 2
-    flops = 2 * params.matmul_params(m) * t + cache.attention_flops_per_cached_token(m) * causal_pairs
+    flops = 2 * model_size.matmul_params(m) * t + cache.attention_flops_per_cached_token(m) * causal_pairs
     return _estimate(
         hw,
         flops,
         tokens=t,
-        weights=params.matmul_weight_bytes(m),
+        weights=model_size.matmul_weight_bytes(m),
         kv=t * cache.kv_bytes_per_token(m),
         state=cache.state_bytes_per_request(m, state_dtype),
     )
@@ -113,12 +113,12 @@ def decode(m: Model, hw: Hardware, batch: int, context: int, state_dtype: str = 
     """
     b = check_int("batch", batch, 1, MAX_BATCH)
     ctx = check_int("context", context, 0, MAX_CONTEXT)
-    flops_per_request = 2 * params.matmul_params(m) + cache.attention_flops_per_cached_token(m) * ctx
+    flops_per_request = 2 * model_size.matmul_params(m) + cache.attention_flops_per_cached_token(m) * ctx
     return _estimate(
         hw,
         b * flops_per_request,
         tokens=b,
-        weights=params.matmul_weight_bytes(m),
+        weights=model_size.matmul_weight_bytes(m),
         kv=b * (ctx + 1) * cache.kv_bytes_per_token(m),
         state=b * 2 * cache.state_bytes_per_request(m, state_dtype),
     )

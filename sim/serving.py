@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sim import roofline
-from sim.checks import check_choice, check_int
 from sim.presets import Hardware, Model
+from sim.validate import check_choice, check_int
 
 # Bytes per weight and per KV element of the storage formats the serving widgets offer.
 WEIGHT_DTYPE_BYTES = {"bf16": 2, "fp8": 1, "int4": 0.5}

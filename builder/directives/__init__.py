@@ -7,7 +7,6 @@ raises LessonError for bad input. Built-in directives live in the modules import
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 import yaml
@@ -50,11 +49,6 @@ def load_yaml_body(body: str, first_line: int, what: str):
         mark = getattr(e, "problem_mark", None)
         problem = getattr(e, "problem", None) or "cannot parse"
         raise LessonError(first_line + (mark.line if mark else 0), f"{what} is not valid YAML: {problem}") from None
-
-
-def json_island(data) -> str:
-    """JSON safe to embed in <script type="application/json">: no '<' can close the element."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 
 
 from builder.directives import callout, details, evolution, formula, widget  # noqa: E402,F401  (registers them)

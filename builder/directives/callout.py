@@ -8,13 +8,8 @@ from builder.context import LessonContext
 from builder.directives import directive
 from builder.problems import LessonError
 
-KINDS = {
-    "misconception": ("⚠", {"zh": "常见误解", "en": "Misconception"}),
-    "summary": ("📌", {"zh": "一句话", "en": "In one sentence"}),
-    "stop": ("🚦", {"zh": "可以先停在这里", "en": "You can stop here"}),
-    "try": ("🎯", {"zh": "试一试", "en": "Try this"}),
-    "note": ("ℹ", {"zh": "说明", "en": "Note"}),
-}
+# Each kind's icon; its default title is the page chrome's word callout.KIND (site/i18n/<lang>.yml).
+KINDS = {"misconception": "⚠", "summary": "📌", "stop": "🚦", "try": "🎯", "note": "ℹ"}
 
 
 @directive("callout")
@@ -22,8 +17,8 @@ def callout_directive(ctx: LessonContext, args: str, body: str, line: int) -> st
     kind, _, title = args.strip().partition(" ")
     if kind not in KINDS:
         raise LessonError(line, f"callout kind must be one of {', '.join(KINDS)}; got {kind!r}")
-    icon, default_title = KINDS[kind]
-    heading = html.escape(title.strip() or default_title[ctx.lang])
+    icon = KINDS[kind]
+    heading = html.escape(title.strip() or ctx.ui["callout"][kind])
     inner = ctx.render_markdown(body, line + 1)
     return (f'<aside class="callout callout-{kind}"><p class="callout-title"><span aria-hidden="true">{icon}</span> '
             f'{heading}</p>\n{inner}</aside>\n')

@@ -10,10 +10,6 @@ from builder.directives import directive, load_yaml_body
 from builder.problems import LessonError
 
 FIELDS = {"name", "lesson", "solved", "stuck", "here"}
-WORDS = {
-    "zh": {"here": "你在这里", "upcoming": "即将推出", "solved": "解决了", "stuck": "卡在"},
-    "en": {"here": "You are here", "upcoming": "Coming soon", "solved": "Solved", "stuck": "Stuck at"},
-}
 
 
 @directive("evolution")
@@ -21,7 +17,7 @@ def evolution_directive(ctx: LessonContext, args: str, body: str, line: int) -> 
     entries = load_yaml_body(body, line + 1, "evolution map")
     if not isinstance(entries, list) or not entries:
         raise LessonError(line, "evolution needs a YAML list of generations {name, lesson, solved, stuck}")
-    words = WORDS[ctx.lang]
+    words = {**ctx.ui["evolution"], "upcoming": ctx.ui["course"]["upcoming"]}
     starts = [line + 1 + n for n, raw in enumerate(body.splitlines()) if raw.startswith("- ")]
     items = []
     for i, entry in enumerate(entries, start=1):
@@ -37,8 +33,8 @@ def evolution_directive(ctx: LessonContext, args: str, body: str, line: int) -> 
         classes = ["generation"] + (["here"] if here else [])
         if slug is None or slug == ctx.slug:
             title = f"<span class=\"generation-name\">{name}</span>"
-        elif ctx.course.is_written(slug):
-            title = f'<a class="generation-name" href="{ctx.root}{slug}/">{name}</a>'
+        elif ctx.course.is_written(ctx.lang, slug):
+            title = f'<a class="generation-name" href="{ctx.lesson_href(slug)}">{name}</a>'
         else:
             classes.append("upcoming")
             title = f'<span class="generation-name">{name}</span> <span class="badge">{words["upcoming"]}</span>'

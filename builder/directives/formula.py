@@ -1,5 +1,6 @@
 """`::: formula [WIDGET_ID]`: a display formula whose \\term{KEY}{LaTeX} parts can be clicked or focused
-to explain themselves (from lessons/terms.yml), with their value now taken from the widget WIDGET_ID."""
+to explain themselves (lessons/terms.yml; their words per language in lessons/<lang>/catalog.yml), with
+their value now taken from the widget WIDGET_ID."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import html
 import re
 
 from builder.context import LessonContext
-from builder.directives import directive, json_island
+from builder.directives import directive
 from builder.mathml import to_mathml
 from builder.problems import LessonError
+from builder.templates import json_island
 
 TERM = re.compile(r"\\term\{([^{}]*)\}")
 TERM_MROW = re.compile(r'<mrow class="term t-([a-z0-9_]+)">')
@@ -22,7 +24,7 @@ def formula_directive(ctx: LessonContext, args: str, body: str, line: int) -> st
     for match in TERM.finditer(body):
         key = match.group(1)
         if key not in ctx.terms:
-            known = ", ".join(sorted(ctx.terms)) or "none (add lessons/terms.yml)"
+            known = ", ".join(sorted(ctx.terms)) or "none (add them to lessons/terms.yml)"
             raise LessonError(line + 1 + body[:match.start()].count("\n"), f"unknown term {key!r}; known: {known}")
         if key not in used:
             used.append(key)
@@ -39,8 +41,7 @@ def formula_directive(ctx: LessonContext, args: str, body: str, line: int) -> st
     ctx.scripted = True
     if widget_id is not None:
         ctx.checks.append((line, lambda c: _link_problem(c, widget_id, used)))
-    hint = "点公式里带下划线的任一项，看它是什么、现在等于多少。" if ctx.lang == "zh" else \
-        "Click or focus any underlined part of the formula to see what it is and its value now."
+    hint = html.escape(ctx.ui["formula"]["hint"])
     data = {"widget": widget_id, "terms": {key: ctx.terms[key].for_page(ctx.lang) for key in used}}
     return (
         f'<figure class="formula" data-formula-for="{html.escape(widget_id or "", quote=True)}">\n{mathml}\n'
@@ -59,6 +60,6 @@ def _link_problem(ctx: LessonContext, widget_id: str, used: list[str]) -> str | 
         term = ctx.terms[key]
         if term.output and term.output not in widget.outputs:
             return f"term {key}: widget {widget.name} has no output {term.output!r}"
-        if term.control and term.control not in widget.params:
+        if term.control and term.control not in widget.controls:
             return f"term {key}: widget {widget.name} has no control {term.control!r}"
     return None

@@ -1,6 +1,7 @@
-"""Widgets: one module per widget, each with PARAMS and render(state) -> view.
+"""Widgets: one module per widget (TEXT, WIDGET, render), built from the kit in sim/kit/.
 
-A view is JSON-able: {"schema": 1, "outputs", "figures", "svg", "flags", "derivations"}.
+A widget's name is its module's name with hyphens (sim/widgets/decode_ceiling.py is "decode-ceiling").
+A view is JSON-able: {"schema": 1, "state", "outputs", "figures", "svg", "flags", "derivations"}.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import re
 from types import ModuleType
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-_NOT_WIDGETS = {"common", "controls", "view"}  # helper modules
 
 
 @functools.cache
@@ -21,15 +21,14 @@ def names() -> tuple[str, ...]:
     """Every widget module in this package (listed once: load() is on every render's path)."""
     # A directory listing rather than pkgutil, whose imports (zipfile, ...) slow Pyodide's boot.
     modules = (name[:-3] for name in os.listdir(os.path.dirname(__file__)) if name.endswith(".py"))
-    return tuple(sorted(m.replace("_", "-") for m in modules if m != "__init__" and m not in _NOT_WIDGETS))
+    return tuple(sorted(m.replace("_", "-") for m in modules if _NAME.match(m)))
 
 
 def load(name: str) -> ModuleType:
     """The widget module for a widget name such as "roofline" or "matmul-shapes"."""
-    module_name = name.replace("-", "_") if isinstance(name, str) else ""
-    if not _NAME.match(module_name) or module_name in _NOT_WIDGETS or name not in names():
+    if not isinstance(name, str) or name not in names():
         raise ValueError(f"unknown widget {name!r}; known: {', '.join(names())}")
-    return importlib.import_module(f"{__name__}.{module_name}")
+    return importlib.import_module(f"{__name__}.{name.replace('-', '_')}")
 
 
 def render(name: str, state) -> dict:

@@ -7,20 +7,77 @@ import math
 from operator import attrgetter
 
 from sim import batching, memory, presets, roofline
-from sim.widgets.common import hardware_select, model_select, state_dtype_select
-from sim.widgets.controls import Range, coerce_state
-from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, output, view
+from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig
+from sim.kit import Controls, Figure, Flag, Range, Readout, Readouts, Svg, Widget, choices, output, view
 
 MAX_PLOTTED_BATCH = 256
 
-PARAMS = (
-    Range("B", {"zh": "批大小 B（一起解码的请求数）", "en": "Batch B (requests decoded together)"},
-          default=32, min=1, max=MAX_PLOTTED_BATCH, log=True),
-    Range("context", {"zh": "每个请求已缓存的上下文（token）", "en": "Cached context per request (tokens)"},
-          default=4_096, min=1, max=131_072, log=True),
-    hardware_select(),
-    model_select(),
-    state_dtype_select(),
+TEXT = {
+    "zh": {
+        "title": "批处理：一起解码的请求越多，总吞吐和每个请求的速度各怎么变",
+        "B": "批大小 B（一起解码的请求数）",
+        "context": "每个请求已缓存的上下文（token）",
+        "total_tokens_per_s": "总吞吐（B 个请求合计）",
+        "per_request_tokens_per_s": "每个请求自己的速度",
+        "step_ms": "decode 一步耗时",
+        "weights_share": "这一步的字节里权重占多少",
+        "max_batch": "显存放得下的请求数",
+        "over_capacity": "显存放不下：整份权重加上 B 个请求的 KV 与递归状态，超出了这张卡的显存。"
+                         "图上虚线部分只是假想的数字，真要跑这么大的批，得换更大的卡、缩短上下文或把 KV 量化。",
+        "throughput": "双对数坐标图：横轴批大小 B，纵轴 tok/s；蓝线总吞吐，橙线每个请求的速度，红色区域显存放不下",
+        "x": "批大小 B（对数坐标）", "y": "tok/s（对数坐标）", "total": "总吞吐", "per_request": "每个请求",
+        "over_curve": "{curve}（显存放不下）", "over": "显存放不下", "none_fit": "显存放不下：一个请求都放不下",
+        "limit": "上限 B = {limit}", "compute_region": "算力受限", "compute": "算力受限", "memory": "带宽受限",
+        "current": "当前 B", "table_batch": "B", "table_total": "总吞吐（tok/s）",
+        "table_per_request": "每个请求（tok/s）", "table_step": "一步耗时", "table_fits": "显存",
+        "fits": "放得下", "does_not_fit": "放不下", "limit_row": "{batch}（上限）",
+        "table_caption": "几个批大小下的数字（{gpu} · {model} · 上下文 {context} token）",
+        "weights": "权重", "kv": "KV", "state": "状态", "intensity": "强度", "ridge": "拐点",
+    },
+    "en": {
+        "title": "Batching: what more requests per decode step do to total and per-request speed",
+        "B": "Batch B (requests decoded together)",
+        "context": "Cached context per request (tokens)",
+        "total_tokens_per_s": "Total throughput (all B requests)",
+        "per_request_tokens_per_s": "Each request's own speed",
+        "step_ms": "Decode step",
+        "weights_share": "Weights' share of the step's bytes",
+        "max_batch": "Requests that fit in memory",
+        "over_capacity": "Out of memory: the whole checkpoint plus B requests' KV and recurrent state exceed this "
+                         "GPU's memory. The dotted part of the plot is hypothetical; a batch this large needs a "
+                         "bigger GPU, a shorter context or a quantised KV cache.",
+        "throughput": "Log-log plot of tok/s against batch size B: blue total throughput, orange per-request speed, "
+                      "red band where memory runs out",
+        "x": "Batch B (log scale)", "y": "tok/s (log scale)", "total": "Total", "per_request": "Per request",
+        "over_curve": "{curve} (does not fit)", "over": "Does not fit in memory",
+        "none_fit": "Not even one request fits",
+        "limit": "limit B = {limit}", "compute_region": "Compute-bound", "compute": "compute-bound",
+        "memory": "memory-bound", "current": "current B", "table_batch": "B", "table_total": "Total (tok/s)",
+        "table_per_request": "Per request (tok/s)", "table_step": "Step", "table_fits": "Memory",
+        "fits": "fits", "does_not_fit": "does not fit", "limit_row": "{batch} (limit)",
+        "table_caption": "Figures at a few batch sizes ({gpu} · {model} · {context} tokens of context)",
+        "weights": "weights", "kv": "KV", "state": "state", "intensity": "intensity", "ridge": "ridge",
+    },
+}
+
+WIDGET = Widget(
+    controls=(
+        Range("B", default=32, min=1, max=MAX_PLOTTED_BATCH, log=True),
+        Range("context", default=4_096, min=1, max=131_072, log=True),
+        choices.hardware(),
+        choices.model(),
+        choices.state_dtype(),
+    ),
+    layout=(
+        Controls(),
+        Readouts(
+            "total_tokens_per_s", "per_request_tokens_per_s", Readout("step_ms", note="bound"),
+            "weights_share", "max_batch",
+        ),
+        Flag("over_capacity"),
+        Figure("throughput"),
+        Svg("table"),
+    ),
 )
 
 TABLE_BATCHES = (1, 8, 32, 64, 128, 256)
@@ -40,33 +97,10 @@ NARROW_BAND_FROM = 0.78  # a band starting right of this (paper x) has no room f
 
 COLOURS = {"total": "#2563eb", "per_request": "#ea580c", "over": "#b91c1c", "compute": "#7c3aed"}
 
-TEXT = {
-    "zh": {
-        "x": "批大小 B（对数坐标）", "y": "tok/s（对数坐标）", "total": "总吞吐", "per_request": "每个请求",
-        "over_suffix": "（显存放不下）", "over": "显存放不下", "none_fit": "显存放不下：一个请求都放不下",
-        "limit": "上限 B = %s", "compute_region": "算力受限", "compute": "算力受限", "memory": "带宽受限",
-        "current": "当前 B", "table_batch": "B", "table_total": "总吞吐（tok/s）",
-        "table_per_request": "每个请求（tok/s）", "table_step": "一步耗时", "table_fits": "显存",
-        "fits": "放得下", "does_not_fit": "放不下", "limit_row": "（上限）",
-        "table_caption": "几个批大小下的数字（%s · %s · 上下文 %s token）",
-        "weights": "权重", "kv": "KV", "state": "状态", "intensity": "强度", "ridge": "拐点",
-    },
-    "en": {
-        "x": "Batch B (log scale)", "y": "tok/s (log scale)", "total": "Total", "per_request": "Per request",
-        "over_suffix": " (does not fit)", "over": "Does not fit in memory", "none_fit": "Not even one request fits",
-        "limit": "limit B = %s", "compute_region": "Compute-bound", "compute": "compute-bound",
-        "memory": "memory-bound", "current": "current B", "table_batch": "B", "table_total": "Total (tok/s)",
-        "table_per_request": "Per request (tok/s)", "table_step": "Step", "table_fits": "Memory",
-        "fits": "fits", "does_not_fit": "does not fit", "limit_row": " (limit)",
-        "table_caption": "Figures at a few batch sizes (%s · %s · %s tokens of context)",
-        "weights": "weights", "kv": "KV", "state": "state", "intensity": "intensity", "ridge": "ridge",
-    },
-}
-
 
 def render(state) -> dict:
     """The batch-throughput view for any state (invalid values replaced by defaults or clamped)."""
-    s = coerce_state(PARAMS, state)
+    s = WIDGET.coerce(state)
     t = TEXT[s["lang"]]
     hw, m = presets.hardware(s["hardware"]), presets.model(s["model"])
     ctx, dtype = s["context"], s["state_dtype"]
@@ -155,7 +189,8 @@ def _figure(points, current: batching.BatchPoint, limit: int, compute_from: int 
         if fitting:
             data.append(curve(t[key], fitting, value, COLOURS[key], "solid"))
         if len(beyond) > 1 or not fitting:
-            data.append(curve(t[key] + t["over_suffix"], beyond, value, COLOURS[key], "dot", legend=not fitting))
+            data.append(curve(t["over_curve"].format(curve=t[key]), beyond, value, COLOURS[key], "dot",
+                              legend=not fitting))
     fits = current.fits
     data.append({
         "type": "scatter", "mode": "markers", "name": t["current"], "showlegend": False,
@@ -176,7 +211,7 @@ def _figure(points, current: batching.BatchPoint, limit: int, compute_from: int 
         if limit >= 1:
             shapes.append({"type": "line", "xref": "paper", "yref": "paper", "x0": x0, "x1": x0, "y0": 0, "y1": 1,
                            "line": {"color": COLOURS["over"], "width": 2, "dash": "dash"}})
-        label = f"{t['over']}<br>{t['limit'] % fmt_grouped(limit)}" if limit >= 1 else t["none_fit"]
+        label = f"{t['over']}<br>{t['limit'].format(limit=fmt_grouped(limit))}" if limit >= 1 else t["none_fit"]
         annotations.append(_label(x0, 0.6, label, COLOURS["over"], "bottom"))
 
     layout = {
@@ -211,7 +246,8 @@ def _label(x: float, y: float, text: str, colour: str, anchor: str) -> dict:
 
 
 def _table(points, limit: int, hw: presets.Hardware, m: presets.Model, s: dict, t: dict) -> str:
-    """An HTML table of a few batch sizes, with the memory limit inserted as its own row."""
+    """An HTML table of a few batch sizes, with the memory limit inserted as its own row: rows past the
+    limit muted (their verdict a warning), the limit's label a warning, the chosen B's row current."""
     batches = set(TABLE_BATCHES)
     if 1 <= limit < MAX_PLOTTED_BATCH:
         batches.add(limit)
@@ -219,16 +255,20 @@ def _table(points, limit: int, hw: presets.Hardware, m: presets.Model, s: dict, 
     for b in sorted(batches):
         p = points[b]
         fits = p.fits
-        mark = t["limit_row"] if b == limit else ""
-        classes = " ".join(c for c in ("fits" if fits else "over", "limit" if b == limit else "",
-                                       "current" if b == s["B"] else "") if c)
+        # The limit's label in a span: the kit's row-head colour would override a class on the <th>.
+        label = f'<span class="warn">{html.escape(t["limit_row"].format(batch=b))}</span>' if b == limit else str(b)
+        classes = " ".join(c for c in ("" if fits else "muted", "current" if b == s["B"] else "") if c)
+        row_class = f' class="{classes}"' if classes else ""
+        verdict_class = "" if fits else ' class="warn"'
         rows.append(
-            f'<tr class="{classes}" data-batch="{b}"><th scope="row">{b}{html.escape(mark)}</th>'
-            f"<td>{fmt_sig(p.total_tokens_per_s)}</td><td>{fmt_sig(p.per_request_tokens_per_s)}</td>"
-            f"<td>{fmt_ms(p.step_s)}</td><td>{html.escape(t['fits'] if fits else t['does_not_fit'])}</td></tr>"
+            f'<tr{row_class} data-batch="{b}"><th scope="row">{label}</th>'
+            f'<td class="number">{fmt_sig(p.total_tokens_per_s)}</td>'
+            f'<td class="number">{fmt_sig(p.per_request_tokens_per_s)}</td>'
+            f'<td class="number">{fmt_ms(p.step_s)}</td>'
+            f"<td{verdict_class}>{html.escape(t['fits'] if fits else t['does_not_fit'])}</td></tr>"
         )
-    caption = t["table_caption"] % (hw.short_name, m.name, fmt_grouped(s["context"]))
+    caption = t["table_caption"].format(gpu=hw.short_name, model=m.name, context=fmt_grouped(s["context"]))
     head = "".join(f'<th scope="col">{html.escape(t[k])}</th>'
                    for k in ("table_batch", "table_total", "table_per_request", "table_step", "table_fits"))
-    return (f'<table class="batch-table"><caption>{html.escape(caption)}</caption>'
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    return (f'<div class="table-scroll"><table class="widget-table"><caption>{html.escape(caption)}</caption>'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>")

@@ -8,40 +8,87 @@ whole billions); a custom model has exactly params_b billion parameters.
 
 from __future__ import annotations
 
-from sim import params, presets, roofline, serving
-from sim.widgets.common import hardware_select, model_select
-from sim.widgets.controls import Range, Select, changed_param, coerce_state
-from sim.widgets.view import fmt_bytes, fmt_grouped, fmt_ms, fmt_sig, output, view
+from sim import model_size, presets, roofline, serving
+from sim.display import fmt_bytes, fmt_grouped, fmt_ms, fmt_sig
+from sim.kit import Controls, Figure, Range, Readouts, Select, Text, Widget, choices, output, view
 
-CUSTOM = "custom"
+TEXT = {
+    "zh": {
+        "title": "decode 的天花板：带宽 ÷ 模型大小",
+        "params_b": "参数量（十亿，B）",
+        "weight_dtype": "权重精度",
+        "weight_dtype=bf16": "BF16 · 2 字节",
+        "weight_dtype=fp8": "FP8 · 1 字节",
+        "weight_dtype=int4": "INT4 · 0.5 字节",
+        "note": "单个请求（batch 1），只算权重：每生成 1 个 token 都要把全部矩阵权重从显存读一遍。"
+                "选预设模型时按它精确的矩阵参数数计算，参数量一栏只显示取整后的十亿数；改这一栏就换成「自定义」。",
+        "weights_gb": "每个 token 读的权重",
+        "ceiling_tokens_per_s": "单请求速度上限",
+        "step_ms": "每个 token 至少要",
+        "intensity": "decode 算术强度（只算权重）",
+        "ridge": "这张卡的拐点",
+        "gap": "拐点是 decode 强度的几倍",
+        "compute_vs_a100": "算力是 A100 的",
+        "decode_vs_a100": "decode 上限是 A100 的",
+        "ratios": "四张 GPU 的峰值算力与 decode 上限，都以 A100 为 1 倍",
+        "unit.params": "参数",
+        "unit.per_param": "FLOP/参数",
+        "unit.bytes_per_param": "B/参数",
+        "trace.compute": "峰值算力",
+        "trace.decode": "decode 上限（带宽）",
+        "axis.y": "相对 A100 的倍数",
+    },
+    "en": {
+        "title": "The decode ceiling: bandwidth ÷ model size",
+        "params_b": "Parameters (billions)",
+        "weight_dtype": "Weight format",
+        "weight_dtype=bf16": "BF16 · 2 bytes",
+        "weight_dtype=fp8": "FP8 · 1 byte",
+        "weight_dtype=int4": "INT4 · 0.5 byte",
+        "note": "One request (batch 1), weights only: every token reads all matmul weights from memory once. "
+                "A preset counts its exact matmul parameters (the field shows them rounded to billions); "
+                "editing the field switches to Custom.",
+        "weights_gb": "Weights read per token",
+        "ceiling_tokens_per_s": "Ceiling for one request",
+        "step_ms": "Each token takes at least",
+        "intensity": "Decode intensity (weights only)",
+        "ridge": "This GPU's ridge point",
+        "gap": "Ridge over decode intensity",
+        "compute_vs_a100": "Compute vs A100",
+        "decode_vs_a100": "Decode ceiling vs A100",
+        "ratios": "Peak compute and decode ceiling of four GPUs, as multiples of an A100",
+        "unit.params": "params",
+        "unit.per_param": "FLOP/param",
+        "unit.bytes_per_param": "B/param",
+        "trace.compute": "Peak compute",
+        "trace.decode": "Decode ceiling (bandwidth)",
+        "axis.y": "Times an A100",
+    },
+}
+
 BASE_GPU = "a100-sxm-80gb"  # the GPU the ratios are taken against, as in the reference lesson
 MODEL_FIELDS = ("params_b",)  # what picking a preset fills in
 
-_presets = model_select(default="llama-2-7b")
-PARAMS_B = Range("params_b", {"zh": "参数量（十亿，B）", "en": "Parameters (billions)"},
-                 default=7, min=1, max=1_000, log=True, unit="B")
-PARAMS = (
-    Select(_presets.name, _presets.label, default=_presets.default,
-           options=_presets.options + ((CUSTOM, {"zh": "自定义", "en": "Custom"}),)),
-    PARAMS_B,
-    Select("weight_dtype", {"zh": "权重精度", "en": "Weight format"}, default="bf16", style="buttons",
-           options=(("bf16", {"zh": "BF16 · 2 字节", "en": "BF16 · 2 bytes"}),
-                    ("fp8", {"zh": "FP8 · 1 字节", "en": "FP8 · 1 byte"}),
-                    ("int4", {"zh": "INT4 · 0.5 字节", "en": "INT4 · 0.5 byte"}))),
-    hardware_select(default=BASE_GPU),
+WIDGET = Widget(
+    controls=(
+        choices.model("llama-2-7b", custom=True),
+        Range("params_b", default=7, min=1, max=1_000, log=True),
+        Select("weight_dtype", default="bf16", options=("bf16", "fp8", "int4"), style="buttons"),
+        choices.hardware(BASE_GPU),
+    ),
+    layout=(
+        Controls(),
+        Text("note"),
+        Readouts("weights_gb", "ceiling_tokens_per_s", "step_ms", "intensity", "ridge", "gap",
+                 "compute_vs_a100", "decode_vs_a100"),
+        Figure("ratios"),
+    ),
 )
-
-TEXT = {
-    "zh": {"params": "参数", "per_param": "FLOP/参数", "bytes_per_param": "B/参数",
-           "compute": "峰值算力", "decode": "decode 上限（带宽）", "y": "相对 A100 的倍数"},
-    "en": {"params": "params", "per_param": "FLOP/param", "bytes_per_param": "B/param",
-           "compute": "Peak compute", "decode": "Decode ceiling (bandwidth)", "y": "Times an A100"},
-}
 
 
 def render(state) -> dict:
     """The decode-ceiling view for any state (invalid values replaced by defaults or clamped)."""
-    s = settle_model(coerce_state(PARAMS, state), changed_param(PARAMS, state))
+    s = settle_model(WIDGET.coerce(state), WIDGET.changed(state))
     t = TEXT[s["lang"]]
     hw, base = presets.hardware(s["hardware"]), presets.hardware(BASE_GPU)
     n = count_params(s)
@@ -66,10 +113,11 @@ def render(state) -> dict:
         "decode_vs_a100": output(decode_x, f"×{decode_x:.2f}"),
     }
     derivations = {
-        "weights_gb": f"{fmt_grouped(n)} {t['params']} × {bytes_per_param:g} B = {fmt_bytes(weights)}",
+        "weights_gb": f"{fmt_grouped(n)} {t['unit.params']} × {bytes_per_param:g} B = {fmt_bytes(weights)}",
         "ceiling_tokens_per_s": f"{bw_t} ÷ {fmt_bytes(weights)} = {fmt_sig(ceiling, 4)} tok/s",
         "step_ms": f"{fmt_bytes(weights)} ÷ {bw_t} = {fmt_ms(step_s)}",
-        "intensity": f"2 {t['per_param']} ÷ {bytes_per_param:g} {t['bytes_per_param']} = {fmt_sig(intensity)} FLOP/B",
+        "intensity": f"2 {t['unit.per_param']} ÷ {bytes_per_param:g} {t['unit.bytes_per_param']} "
+                     f"= {fmt_sig(intensity)} FLOP/B",
         "ridge": f"{peak_t} ÷ {bw_t} = {fmt_sig(ridge, 4)} FLOP/B",
         "gap": f"{fmt_sig(ridge, 4)} ÷ {fmt_sig(intensity)} = {fmt_sig(gap)}×",
         "compute_vs_a100": f"{hw.peak_flops_per_s / 1e12:g} ÷ {base.peak_flops_per_s / 1e12:g} = ×{compute_x:.2f}",
@@ -83,17 +131,17 @@ def settle_model(s: dict, changed: str | None) -> dict:
     """The state with a preset's fields filled in, or the model switched to custom if a field was just edited."""
     s = dict(s)
     if changed in MODEL_FIELDS:
-        s["model"] = CUSTOM
-    if s["model"] != CUSTOM:
-        s["params_b"] = PARAMS_B.coerce(params.matmul_params(presets.model(s["model"])) / 1e9)
+        s["model"] = choices.CUSTOM
+    if s["model"] != choices.CUSTOM:
+        s["params_b"] = WIDGET.control("params_b").coerce(model_size.matmul_params(presets.model(s["model"])) / 1e9)
     return s
 
 
 def count_params(s: dict) -> int:
     """Weights read per token: a preset's exact matmul parameters, or params_b billion for a custom model."""
-    if s["model"] == CUSTOM:
+    if s["model"] == choices.CUSTOM:
         return s["params_b"] * 10**9
-    return params.matmul_params(presets.model(s["model"]))
+    return model_size.matmul_params(presets.model(s["model"]))
 
 
 def ratio_figure(hw: presets.Hardware, base: presets.Hardware, t: dict) -> dict:
@@ -111,12 +159,12 @@ def ratio_figure(hw: presets.Hardware, base: presets.Hardware, t: dict) -> dict:
         }
 
     data = [
-        bars(t["compute"], [serving.compute_ratio(g, base) for g in gpus], "#9ca3af"),
-        bars(t["decode"], [serving.bandwidth_ratio(g, base) for g in gpus], "#2563eb"),
+        bars(t["trace.compute"], [serving.compute_ratio(g, base) for g in gpus], "#9ca3af"),
+        bars(t["trace.decode"], [serving.bandwidth_ratio(g, base) for g in gpus], "#2563eb"),
     ]
     layout = {
         "barmode": "group",
-        "yaxis": {"title": {"text": t["y"]}, "rangemode": "tozero", "fixedrange": True},
+        "yaxis": {"title": {"text": t["axis.y"]}, "rangemode": "tozero", "fixedrange": True},
         "xaxis": {"fixedrange": True},
         "margin": {"l": 56, "r": 16, "t": 24, "b": 40},
         "height": 300,

@@ -12,59 +12,119 @@ there is no recurrent state, and its checkpoint is exactly weights_gb GB.
 
 from __future__ import annotations
 
-from html import escape
-
-from sim import cache, params, presets, serving
-from sim.widgets.common import hardware_select, model_select
-from sim.widgets.controls import Range, Select, changed_param, coerce_state
-from sim.widgets.view import fmt_bytes, fmt_grouped, output, view
-
-CUSTOM = "custom"
-STATE_DTYPE = "fp32"
-MODEL_FIELDS = ("layers", "kv_heads", "head_dim", "weights_gb")  # what picking a preset fills in
-
-_presets = model_select(default="llama-2-7b")
-PARAMS = (
-    Select(_presets.name, _presets.label, default=_presets.default,
-           options=_presets.options + ((CUSTOM, {"zh": "自定义", "en": "Custom"}),)),
-    hardware_select(default="a100-sxm-80gb"),
-    Range("layers", {"zh": "存 KV 的层数（全注意力层）", "en": "Layers that keep KV (full attention)"},
-          default=32, min=1, max=256),
-    Range("kv_heads", {"zh": "KV 头数", "en": "KV heads"}, default=32, min=1, max=128, log=True),
-    Range("head_dim", {"zh": "每个头的维度 head_dim", "en": "Head dimension"}, default=128, min=16, max=1_024,
-          log=True),
-    Range("weights_gb", {"zh": "权重（整份 checkpoint，GB）", "en": "Weights (whole checkpoint, GB)"},
-          default=13, min=1, max=2_000, log=True, unit="GB"),
-    Select("kv_dtype", {"zh": "KV 精度", "en": "KV format"}, default="bf16", style="buttons",
-           options=(("bf16", {"zh": "BF16 · 2 字节", "en": "BF16 · 2 bytes"}),
-                    ("fp8", {"zh": "FP8 · 1 字节", "en": "FP8 · 1 byte"}))),
-    Range("tokens", {"zh": "每个请求的序列长度（token）", "en": "Sequence length per request (tokens)"},
-          default=2_048, min=1, max=131_072, log=True),
-    Range("batch", {"zh": "批大小（请求数）", "en": "Batch (requests)"}, default=32, min=1, max=1_024, log=True),
-)
-_FIELDS = {p.name: p for p in PARAMS if p.name in MODEL_FIELDS}
+from sim import cache, model_size, presets, serving, svg
+from sim.display import fmt_bytes, fmt_grouped, fmt_signed_bytes
+from sim.kit import Controls, Flag, Range, Readouts, Select, Svg, Text, Widget, choices, output, view
 
 TEXT = {
-    "zh": {"layers": "层", "heads": "KV 头", "requests": "个请求", "weights": "权重", "kv": "KV cache",
-           "state": "递归状态", "free": "空闲", "over": "超出", "memory": "显存", "params": "参数",
-           "field": "填写的 {gb} GB", "split": "{gpu} 显存的分配"},
-    "en": {"layers": "layers", "heads": "KV heads", "requests": "requests", "weights": "Weights", "kv": "KV cache",
-           "state": "Recurrent state", "free": "Free", "over": "Over by", "memory": "memory", "params": "params",
-           "field": "{gb} GB as entered", "split": "How {gpu} memory is split"},
+    "zh": {
+        "title": "批处理的天花板：KV cache 占掉的显存",
+        "layers": "存 KV 的层数（全注意力层）",
+        "kv_heads": "KV 头数",
+        "head_dim": "每个头的维度 head_dim",
+        "weights_gb": "权重（整份 checkpoint，GB）",
+        "kv_dtype": "KV 精度",
+        "kv_dtype=bf16": "BF16 · 2 字节",
+        "kv_dtype=fp8": "FP8 · 1 字节",
+        "tokens": "每个请求的序列长度（token）",
+        "batch": "批大小（请求数）",
+        "note": "KV = 2（K 和 V）× 层数 × KV 头数 × head_dim × 每个元素的字节 × token 数 × 批大小。"
+                "混合模型只在全注意力层存 KV，其余层每个请求另有一份固定大小的递归状态（FP32），单独列出。"
+                "预设模型的权重按整份 checkpoint 精确计算；改动任何模型参数就换成「自定义」："
+                "每层都存 KV、没有递归状态，权重按你填的 GB 数。",
+        "kv_per_token": "每个 token 的 KV",
+        "kv_total": "整批的 KV cache",
+        "state_total": "整批的递归状态",
+        "weights": "权重（常驻显存）",
+        "memory_left": "剩余显存",
+        "max_batch": "这个长度下最多放几个请求",
+        "overflow": "显存放不下：权重加上这一批的 KV（和递归状态）超过了这张卡的显存。"
+                    "把批大小降到上面「最多放几个请求」以内，或者缩短序列、换 FP8 KV。",
+        "unit.layers": "层",
+        "unit.heads": "KV 头",
+        "unit.params": "参数",
+        "weights_as_entered": "填写的 {gb} GB",
+        "share.weights": "权重",
+        "share.kv": "KV cache",
+        "share.state": "递归状态",
+        "share.free": "空闲",
+        "share.over": "超出",
+        "bar.capacity": "{gpu} 显存 {gb} GB",
+        "bar.split": "{gpu} 显存的分配",
+    },
+    "en": {
+        "title": "The batching ceiling: memory the KV cache takes",
+        "layers": "Layers that keep KV (full attention)",
+        "kv_heads": "KV heads",
+        "head_dim": "Head dimension",
+        "weights_gb": "Weights (whole checkpoint, GB)",
+        "kv_dtype": "KV format",
+        "kv_dtype=bf16": "BF16 · 2 bytes",
+        "kv_dtype=fp8": "FP8 · 1 byte",
+        "tokens": "Sequence length per request (tokens)",
+        "batch": "Batch (requests)",
+        "note": "KV = 2 (K and V) × layers × KV heads × head_dim × bytes per element × tokens × batch. "
+                "A hybrid keeps KV only in its full-attention layers and a fixed FP32 recurrent state per request "
+                "in the others, listed on its own. A preset's weights are its exact whole checkpoint; editing any "
+                "model field switches to Custom: every layer keeps KV, no recurrent state, weights as entered.",
+        "kv_per_token": "KV per token",
+        "kv_total": "KV cache of the batch",
+        "state_total": "Recurrent state of the batch",
+        "weights": "Weights (resident)",
+        "memory_left": "Memory left",
+        "max_batch": "Most requests of this length that fit",
+        "overflow": "Out of memory: the weights plus this batch's KV (and state) exceed this GPU's memory. "
+                    "Lower the batch to the number that fits, shorten the sequence, or store KV in FP8.",
+        "unit.layers": "layers",
+        "unit.heads": "KV heads",
+        "unit.params": "params",
+        "weights_as_entered": "{gb} GB as entered",
+        "share.weights": "Weights",
+        "share.kv": "KV cache",
+        "share.state": "Recurrent state",
+        "share.free": "Free",
+        "share.over": "Over by",
+        "bar.capacity": "{gpu} memory {gb} GB",
+        "bar.split": "How {gpu} memory is split",
+    },
 }
+
+WIDGET = Widget(
+    controls=(
+        choices.model("llama-2-7b", custom=True),
+        choices.hardware("a100-sxm-80gb"),
+        Range("layers", default=32, min=1, max=256),
+        Range("kv_heads", default=32, min=1, max=128, log=True),
+        Range("head_dim", default=128, min=16, max=1_024, log=True),
+        Range("weights_gb", default=13, min=1, max=2_000, log=True),
+        Select("kv_dtype", default="bf16", options=("bf16", "fp8"), style="buttons"),
+        Range("tokens", default=2_048, min=1, max=131_072, log=True),
+        Range("batch", default=32, min=1, max=1_024, log=True),
+    ),
+    layout=(
+        Controls(),
+        Text("note"),
+        Readouts("kv_per_token", "kv_total", "state_total", "weights", "memory_left", "max_batch"),
+        Flag("overflow"),
+        Svg("memory"),
+    ),
+)
+
+STATE_DTYPE = "fp32"
+MODEL_FIELDS = ("layers", "kv_heads", "head_dim", "weights_gb")  # what picking a preset fills in
 
 COLOURS = {"weights": "#64748b", "kv": "#f59e0b", "state": "#8b5cf6", "free": "#dcfce7", "over": "#b91c1c"}
 
 
 def render(state) -> dict:
     """The KV-capacity view for any state (invalid values replaced by defaults or clamped)."""
-    s = settle_model(coerce_state(PARAMS, state), changed_param(PARAMS, state))
+    s = settle_model(WIDGET.coerce(state), WIDGET.changed(state))
     t = TEXT[s["lang"]]
     hw = presets.hardware(s["hardware"])
-    m = None if s["model"] == CUSTOM else presets.model(s["model"])
+    m = None if s["model"] == choices.CUSTOM else presets.model(s["model"])
     per_token = serving.kv_bytes_per_token(s["layers"], s["kv_heads"], s["head_dim"], s["kv_dtype"])
     state_per_request = 0 if m is None else cache.state_bytes_per_request(m, STATE_DTYPE)
-    weights = s["weights_gb"] * 10**9 if m is None else params.resident_weight_bytes(m)
+    weights = s["weights_gb"] * 10**9 if m is None else model_size.resident_weight_bytes(m)
     kv = per_token * s["tokens"] * s["batch"]
     states = state_per_request * s["batch"]
     left = hw.memory_bytes - weights - kv - states
@@ -77,44 +137,39 @@ def render(state) -> dict:
         "kv_total": output(kv / 1e9, fmt_bytes(kv)),
         "state_total": output(states / 1e9, fmt_bytes(states)),
         "weights": output(weights / 1e9, fmt_bytes(weights)),
-        "memory_left": output(left / 1e9, format_signed_bytes(left)),
+        "memory_left": output(left / 1e9, fmt_signed_bytes(left)),
         "max_batch": output(fits, fmt_grouped(fits)),
     }
-    weights_how = (t["field"].format(gb=s["weights_gb"]) if m is None else
-                   f"{fmt_grouped(params.resident_params(m))} {t['params']} × {m.weight_bytes_per_param} B")
+    weights_how = (t["weights_as_entered"].format(gb=s["weights_gb"]) if m is None else
+                   f"{fmt_grouped(model_size.resident_params(m))} {t['unit.params']} × {m.weight_bytes_per_param} B")
     derivations = {
-        "kv_per_token": f"2 × {s['layers']} {t['layers']} × {s['kv_heads']} {t['heads']} × {s['head_dim']} "
+        "kv_per_token": f"2 × {s['layers']} {t['unit.layers']} × {s['kv_heads']} {t['unit.heads']} × {s['head_dim']} "
                         f"× {element} B = {fmt_grouped(per_token)} B",
         "kv_total": f"{fmt_grouped(per_token)} B × {s['tokens']:,} token × {s['batch']:,} = {fmt_grouped(kv)} B "
                     f"≈ {fmt_bytes(kv)}",
         "state_total": f"{s['batch']:,} × {fmt_bytes(state_per_request)} = {fmt_bytes(states)}",
         "weights": f"{weights_how} = {fmt_bytes(weights)}",
         "memory_left": f"{fmt_bytes(hw.memory_bytes)} − {fmt_bytes(weights)} − {fmt_bytes(kv)} − {fmt_bytes(states)} "
-                       f"= {format_signed_bytes(left)}",
+                       f"= {fmt_signed_bytes(left)}",
         "max_batch": f"⌊({fmt_bytes(hw.memory_bytes)} − {fmt_bytes(weights)}) ÷ ({s['tokens']:,} × "
                      f"{fmt_grouped(per_token)} B + {fmt_bytes(state_per_request)})⌋ = {fits:,}",
     }
-    svg = memory_bar(hw, {"weights": weights, "kv": kv, "state": states}, t)
-    return view(s, outputs, svg={"memory": svg}, flags={"overflow": left < 0}, derivations=derivations)
+    bar = memory_bar(hw, {"weights": weights, "kv": kv, "state": states}, t)
+    return view(s, outputs, svg={"memory": bar}, flags={"overflow": left < 0}, derivations=derivations)
 
 
 def settle_model(s: dict, changed: str | None) -> dict:
     """The state with a preset's fields filled in, or the model switched to custom if a field was just edited."""
     s = dict(s)
     if changed in MODEL_FIELDS:
-        s["model"] = CUSTOM
-    if s["model"] != CUSTOM:
+        s["model"] = choices.CUSTOM
+    if s["model"] != choices.CUSTOM:
         m = presets.model(s["model"])
-        s["layers"] = _FIELDS["layers"].coerce(m.full_attention_layers)
-        s["kv_heads"] = _FIELDS["kv_heads"].coerce(m.attention.kv_heads)
-        s["head_dim"] = _FIELDS["head_dim"].coerce(m.attention.head_dim)
-        s["weights_gb"] = _FIELDS["weights_gb"].coerce(params.resident_weight_bytes(m) / 1e9)
+        s["layers"] = WIDGET.control("layers").coerce(m.full_attention_layers)
+        s["kv_heads"] = WIDGET.control("kv_heads").coerce(m.attention.kv_heads)
+        s["head_dim"] = WIDGET.control("head_dim").coerce(m.attention.head_dim)
+        s["weights_gb"] = WIDGET.control("weights_gb").coerce(model_size.resident_weight_bytes(m) / 1e9)
     return s
-
-
-def format_signed_bytes(n: float) -> str:
-    """fmt_bytes with a real minus sign for memory that is short."""
-    return f"−{fmt_bytes(-n)}" if n < 0 else fmt_bytes(n)
 
 
 def text_width(text: str, font_px: float) -> float:
@@ -123,8 +178,11 @@ def text_width(text: str, font_px: float) -> float:
 
 
 def memory_bar(hw: presets.Hardware, used: dict[str, float], t: dict) -> str:
-    """An SVG bar of the GPU's memory: weights, KV, recurrent state, then free space or the overflow."""
-    width, left_x, bar_y, bar_h = 560, 8, 34, 40
+    """An SVG bar of the GPU's memory: weights, KV, recurrent state, then free space or the overflow.
+
+    Its words use the kit's diagram text classes (svg-label, svg-value); a value on the pale "free" share
+    is a label, dark on light."""
+    width, left_x, bar_y, bar_h, legend_px = 560, 8, 34, 40, 13
     span = width - 2 * left_x
     total = sum(used.values())
     scale = span / max(hw.memory_bytes, total)
@@ -135,35 +193,35 @@ def memory_bar(hw: presets.Hardware, used: dict[str, float], t: dict) -> str:
     shapes, x = [], float(left_x)
     for kind, size in parts:
         w = size * scale
-        shapes.append(f'<rect x="{x:.1f}" y="{bar_y}" width="{w:.1f}" height="{bar_h}" fill="{COLOURS[kind]}" '
-                      f'stroke="#ffffff" stroke-width="1"><title>{escape(t[kind])}: {fmt_bytes(size)}</title></rect>')
+        shapes.append(svg.element("rect", {"x": x, "y": bar_y, "width": w, "height": bar_h, "fill": COLOURS[kind],
+                                           "stroke": "#ffffff", "stroke-width": 1, "data-kind": kind},
+                                  svg.text_node("title", f"{t['share.' + kind]}: {fmt_bytes(size)}")))
         if w > 56:
-            ink = "#14532d" if kind == "free" else "#ffffff"
-            shapes.append(f'<text x="{x + w / 2:.1f}" y="{bar_y + bar_h / 2 + 5}" text-anchor="middle" '
-                          f'fill="{ink}" font-size="13">{fmt_bytes(size)}</text>')
+            shapes.append(svg.text(fmt_bytes(size), {
+                "x": x + w / 2, "y": bar_y + bar_h / 2 + 5, "text-anchor": "middle",
+                "class": "svg-label" if kind == "free" else "svg-value"}))
         x += w
     capacity_x = left_x + hw.memory_bytes * scale
     if free < 0:
-        shapes.append(f'<rect x="{capacity_x:.1f}" y="{bar_y - 4}" width="{-free * scale:.1f}" height="{bar_h + 8}" '
-                      f'fill="{COLOURS["over"]}" fill-opacity="0.25" stroke="{COLOURS["over"]}"/>')
+        shapes.append(svg.element("rect", {"x": capacity_x, "y": bar_y - 4, "width": -free * scale,
+                                           "height": bar_h + 8, "fill": COLOURS["over"], "fill-opacity": "0.25",
+                                           "stroke": COLOURS["over"], "data-kind": "over"}))
     anchor = "end" if capacity_x > width / 2 else "start"
-    shapes.append(f'<line x1="{capacity_x:.1f}" y1="{bar_y - 12}" x2="{capacity_x:.1f}" y2="{bar_y + bar_h + 6}" '
-                  f'stroke="#111827" stroke-width="2" stroke-dasharray="4 3"/>')
-    shapes.append(f'<text x="{capacity_x:.1f}" y="{bar_y - 16}" text-anchor="{anchor}" font-size="13" '
-                  f'fill="#111827">{escape(hw.short_name)} {t["memory"]} {hw.memory_bytes / 1e9:g} GB</text>')
+    shapes.append(svg.element("line", {"x1": capacity_x, "y1": bar_y - 12, "x2": capacity_x, "y2": bar_y + bar_h + 6,
+                                       "stroke": "#111827", "stroke-width": 2, "stroke-dasharray": "4 3"}))
+    capacity = t["bar.capacity"].format(gpu=hw.short_name, gb=f"{hw.memory_bytes / 1e9:g}")
+    shapes.append(svg.text(capacity, {"x": capacity_x, "y": bar_y - 16, "text-anchor": anchor, "class": "svg-label"}))
 
     legend, lx, ly = [], float(left_x), bar_y + bar_h + 18
     for kind, size in [*shares, ("free", free) if free >= 0 else ("over", -free)]:
-        label = f"{t[kind]} {fmt_bytes(size)}"
-        item_width = 28 + text_width(label, 12)
+        label = f"{t['share.' + kind]} {fmt_bytes(size)}"
+        item_width = 28 + text_width(label, legend_px)
         if lx + item_width > width and lx > left_x:  # wrap onto a second row
             lx, ly = float(left_x), ly + 20
-        legend.append(f'<rect x="{lx:.1f}" y="{ly}" width="12" height="12" fill="{COLOURS[kind]}" '
-                      f'stroke="#94a3b8" stroke-width="0.5"/>'
-                      f'<text x="{lx + 16:.1f}" y="{ly + 11}" font-size="12" fill="#374151">'
-                      f'{escape(label)}</text>')
+        legend.append(svg.element("rect", {"x": lx, "y": ly, "width": 12, "height": 12, "fill": COLOURS[kind],
+                                           "stroke": "#94a3b8", "stroke-width": 0.5}))
+        legend.append(svg.text(label, {"x": lx + 16, "y": ly + 11, "class": "svg-label"}))
         lx += item_width
-    title = escape(t["split"].format(gpu=hw.short_name))
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {ly + 20}" role="img" '
-            f'aria-label="{title}">'
-            f'<title>{title}</title>{"".join(shapes)}{"".join(legend)}</svg>')
+    title = t["bar.split"].format(gpu=hw.short_name)
+    return svg.document(width, ly + 20, title, svg.text_node("title", title), *shapes, *legend,
+                        css_class="memory-bar")

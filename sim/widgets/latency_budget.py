@@ -11,20 +11,104 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from sim import latency
-from sim.widgets.controls import Range, Select, changed_param, coerce_state
-from sim.widgets.view import fmt_grouped, fmt_sig, output, view
+from sim.display import fmt_grouped, fmt_sig
+from sim.kit import Controls, Output, Range, Readouts, Select, Svg, Text, Widget, output, view
+
+TEXT = {
+    "zh": {
+        "title": "四个指标：TTFT、TPOT、吞吐、成本",
+        "scenario": "场景",
+        "scenario=chat": "聊天",
+        "scenario=offline": "离线批处理",
+        "scenario=completion": "代码补全",
+        "scenario=agent": "智能体",
+        "scenario=custom": "自定义",
+        "ttft_ms": "TTFT：首个 token 的等待（毫秒）",
+        "tpot_ms": "TPOT：之后每个 token 的间隔（毫秒）",
+        "output_tokens": "输出长度 N（token）",
+        "batch": "同时服务的请求数（批大小）",
+        "calls": "串行调用次数（智能体）",
+        "gpu_dollars_per_hour": "GPU 租金（美元/小时，自己设的假设）",
+        "priority=chat": "聊天：用户盯着屏幕等回答。第一个字要快（TTFT 最好在 1 秒以内）；之后只要出字比人读得快，"
+                         "TPOT 再小用户也察觉不到。端到端时间主要花在 TPOT × 输出长度上。",
+        "priority=offline": "离线批处理：没有人在等某一个请求，TTFT 和 TPOT 都无所谓；"
+                            "要紧的是总吞吐和每百万 token 的成本，所以批开得越大越好，直到显存放不下。",
+        "priority=completion": "代码补全：建议要在敲键的间隙里出现，TTFT 必须极短"
+                               "（一两百毫秒内，慢了用户已经接着往下打了）；"
+                               "输出只有几十个 token，所以 TTFT 在端到端里的占比比聊天大得多。",
+        "priority=agent": "智能体：一个任务要一次接一次地调用模型，每次都得等上一次的结果；"
+                          "用户等的是整条链 = 调用次数 × 端到端延迟。输出一长，TPOT 就决定了总时间。",
+        "priority=custom": "自定义：数字由你定。看看 TTFT 和 TPOT × N 各占端到端多少，再想想你的场景最在乎哪一项。",
+        "e2e_s": "端到端延迟（一次请求）",
+        "tpot_share": "其中 TPOT × N 的占比",
+        "ttft_share": "其中 TTFT 的占比",
+        "stream_tokens_per_s": "每个用户看到的出字速度",
+        "chain_s": "串行调用整条链的总时间",
+        "throughput_tokens_per_s": "总吞吐（所有并发请求）",
+        "cost_per_million_tokens": "成本（每百万个输出 token）",
+        "note": "场景里的数字是为了说明各类产品而设的假设，不是测量值；GPU 租金也是你自己设的假设。"
+                "吞吐按「B 个请求每隔一个 TPOT 各出一个 token」计，这里 B 和 TPOT 各自独立可调，"
+                "实际上 B 越大，每一步 decode 越慢，TPOT 也就越长。",
+        "ttft": "TTFT",
+        "tpot": "TPOT × {n}",
+        "timeline": "一次请求的时间线：TTFT {ttft}，TPOT × {n} 个 token = {decode}，共 {e2e}",
+        "minutes": "（{minutes} 分钟）",
+    },
+    "en": {
+        "title": "Four metrics: TTFT, TPOT, throughput, cost",
+        "scenario": "Scenario",
+        "scenario=chat": "Chat",
+        "scenario=offline": "Offline batch",
+        "scenario=completion": "Code completion",
+        "scenario=agent": "Agent",
+        "scenario=custom": "Custom",
+        "ttft_ms": "TTFT: wait for the first token (ms)",
+        "tpot_ms": "TPOT: time per later token (ms)",
+        "output_tokens": "Output length N (tokens)",
+        "batch": "Requests served at once (batch)",
+        "calls": "Sequential calls (agent)",
+        "gpu_dollars_per_hour": "GPU rental ($/hour, your assumption)",
+        "priority=chat": "Chat: someone is watching the screen. The first token must come quickly (TTFT under about "
+                         "1 s); after that, tokens only need to arrive faster than people read. Most of the "
+                         "end-to-end time is TPOT × output length.",
+        "priority=offline": "Offline batch: nobody waits for any single request, so TTFT and TPOT hardly matter; "
+                            "what counts is total throughput and the cost per million tokens, so the batch grows "
+                            "until memory runs out.",
+        "priority=completion": "Code completion: a suggestion must appear between keystrokes, so TTFT must be tiny "
+                               "(a couple of hundred milliseconds at most); outputs are a few dozen tokens, so TTFT "
+                               "is a far larger share of the end-to-end time than in chat.",
+        "priority=agent": "Agent: one task calls the model again and again, each call waiting for the previous "
+                          "answer; the user waits for the whole chain = calls × end-to-end latency. With long "
+                          "outputs, TPOT decides it.",
+        "priority=custom": "Custom: you set the numbers. See how much of the end-to-end time is TTFT and how much "
+                           "TPOT × N, and decide which one your product cares about.",
+        "e2e_s": "End-to-end latency (one request)",
+        "tpot_share": "Share spent on TPOT × N",
+        "ttft_share": "Share spent on TTFT",
+        "stream_tokens_per_s": "Speed each reader sees",
+        "chain_s": "Whole chain of sequential calls",
+        "throughput_tokens_per_s": "Throughput (all concurrent requests)",
+        "cost_per_million_tokens": "Cost per million output tokens",
+        "note": "The scenarios' numbers are assumptions that illustrate each kind of product, not measurements; "
+                "the GPU price is your own assumption too. Throughput counts one token per request per TPOT; "
+                "here B and TPOT are set independently, though in reality a larger B lengthens TPOT.",
+        "ttft": "TTFT",
+        "tpot": "TPOT × {n}",
+        "timeline": "One request's timeline: TTFT {ttft}, TPOT × {n} tokens = {decode}, {e2e} in all",
+        "minutes": " ({minutes} min)",
+    },
+}
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """Typical values for one kind of product, and what it cares about."""
+    """Typical values for one kind of product; what it cares about is TEXT "priority=NAME"."""
 
     ttft_ms: int
     tpot_ms: int
     output_tokens: int
     batch: int
     calls: int
-    priority: dict[str, str]
 
     def fields(self) -> dict[str, int]:
         return {name: getattr(self, name) for name in FILLED}
@@ -36,87 +120,47 @@ FILLED = ("ttft_ms", "tpot_ms", "output_tokens", "batch", "calls")  # the fields
 # 200 ms + 25 ms x 500 = 12.7 s. Offline's 60 ms at B = 256 is near what the batch-throughput widget
 # computes for the anchor model on an H100 at 4,096 tokens of context.
 SCENARIOS = MappingProxyType({
-    "chat": Scenario(ttft_ms=200, tpot_ms=25, output_tokens=500, batch=32, calls=1, priority={
-        "zh": "聊天：用户盯着屏幕等回答。第一个字要快（TTFT 最好在 1 秒以内）；之后只要出字比人读得快，"
-              "TPOT 再小用户也察觉不到。端到端时间主要花在 TPOT × 输出长度上。",
-        "en": "Chat: someone is watching the screen. The first token must come quickly (TTFT under about 1 s); "
-              "after that, tokens only need to arrive faster than people read. Most of the end-to-end time is "
-              "TPOT × output length.",
-    }),
-    "offline": Scenario(ttft_ms=5_000, tpot_ms=60, output_tokens=1_000, batch=256, calls=1, priority={
-        "zh": "离线批处理：没有人在等某一个请求，TTFT 和 TPOT 都无所谓；要紧的是总吞吐和每百万 token 的成本，"
-              "所以批开得越大越好，直到显存放不下。",
-        "en": "Offline batch: nobody waits for any single request, so TTFT and TPOT hardly matter; what counts is "
-              "total throughput and the cost per million tokens, so the batch grows until memory runs out.",
-    }),
-    "completion": Scenario(ttft_ms=100, tpot_ms=15, output_tokens=30, batch=8, calls=1, priority={
-        "zh": "代码补全：建议要在敲键的间隙里出现，TTFT 必须极短（一两百毫秒内，慢了用户已经接着往下打了）；"
-              "输出只有几十个 token，所以 TTFT 在端到端里的占比比聊天大得多。",
-        "en": "Code completion: a suggestion must appear between keystrokes, so TTFT must be tiny (a couple of "
-              "hundred milliseconds at most); outputs are a few dozen tokens, so TTFT is a far larger share of the "
-              "end-to-end time than in chat.",
-    }),
-    "agent": Scenario(ttft_ms=800, tpot_ms=25, output_tokens=800, batch=16, calls=10, priority={
-        "zh": "智能体：一个任务要一次接一次地调用模型，每次都得等上一次的结果；用户等的是整条链 = 调用次数 × "
-              "端到端延迟。输出一长，TPOT 就决定了总时间。",
-        "en": "Agent: one task calls the model again and again, each call waiting for the previous answer; the "
-              "user waits for the whole chain = calls × end-to-end latency. With long outputs, TPOT decides it.",
-    }),
+    "chat": Scenario(ttft_ms=200, tpot_ms=25, output_tokens=500, batch=32, calls=1),
+    "offline": Scenario(ttft_ms=5_000, tpot_ms=60, output_tokens=1_000, batch=256, calls=1),
+    "completion": Scenario(ttft_ms=100, tpot_ms=15, output_tokens=30, batch=8, calls=1),
+    "agent": Scenario(ttft_ms=800, tpot_ms=25, output_tokens=800, batch=16, calls=10),
 })
-
-CUSTOM_PRIORITY = {
-    "zh": "自定义：数字由你定。看看 TTFT 和 TPOT × N 各占端到端多少，再想想你的场景最在乎哪一项。",
-    "en": "Custom: you set the numbers. See how much of the end-to-end time is TTFT and how much TPOT × N, "
-          "and decide which one your product cares about.",
-}
-
-SCENARIO_LABELS = (
-    ("chat", {"zh": "聊天", "en": "Chat"}),
-    ("offline", {"zh": "离线批处理", "en": "Offline batch"}),
-    ("completion", {"zh": "代码补全", "en": "Code completion"}),
-    ("agent", {"zh": "智能体", "en": "Agent"}),
-    ("custom", {"zh": "自定义", "en": "Custom"}),
-)
+CUSTOM = "custom"  # the scenario of any fields the student set by hand
 
 _DEFAULT = SCENARIOS["chat"]
 
-PARAMS = (
-    Select("scenario", {"zh": "场景", "en": "Scenario"}, default="chat", options=SCENARIO_LABELS, style="buttons"),
-    Range("ttft_ms", {"zh": "TTFT：首个 token 的等待（毫秒）", "en": "TTFT: wait for the first token (ms)"},
-          default=_DEFAULT.ttft_ms, min=1, max=60_000, log=True, unit="ms"),
-    Range("tpot_ms", {"zh": "TPOT：之后每个 token 的间隔（毫秒）", "en": "TPOT: time per later token (ms)"},
-          default=_DEFAULT.tpot_ms, min=1, max=1_000, log=True, unit="ms"),
-    Range("output_tokens", {"zh": "输出长度 N（token）", "en": "Output length N (tokens)"},
-          default=_DEFAULT.output_tokens, min=1, max=32_768, log=True),
-    Range("batch", {"zh": "同时服务的请求数（批大小）", "en": "Requests served at once (batch)"},
-          default=_DEFAULT.batch, min=1, max=1_024, log=True),
-    Range("calls", {"zh": "串行调用次数（智能体）", "en": "Sequential calls (agent)"},
-          default=_DEFAULT.calls, min=1, max=100, log=True),
-    Range("gpu_dollars_per_hour", {"zh": "GPU 租金（美元/小时，自己设的假设）",
-                                   "en": "GPU rental ($/hour, your assumption)"},
-          default=2, min=1, max=100, unit="$/h"),
+WIDGET = Widget(
+    controls=(
+        Select("scenario", "chat", options=(*SCENARIOS, CUSTOM), style="buttons"),
+        Range("ttft_ms", default=_DEFAULT.ttft_ms, min=1, max=60_000, log=True),
+        Range("tpot_ms", default=_DEFAULT.tpot_ms, min=1, max=1_000, log=True),
+        Range("output_tokens", default=_DEFAULT.output_tokens, min=1, max=32_768, log=True),
+        Range("batch", default=_DEFAULT.batch, min=1, max=1_024, log=True),
+        Range("calls", default=_DEFAULT.calls, min=1, max=100, log=True),
+        Range("gpu_dollars_per_hour", default=2, min=1, max=100),
+    ),
+    layout=(
+        Controls(),
+        Output("priority"),
+        Svg("timeline"),
+        Readouts("e2e_s", "tpot_share", "ttft_share", "stream_tokens_per_s", "chain_s", "throughput_tokens_per_s",
+                 "cost_per_million_tokens"),
+        Text("note"),
+    ),
 )
 
-COLOURS = {"ttft": "#f59e0b", "tpot": "#2563eb", "tick": "#ffffff", "ink": "#1f2937", "muted": "#6b7280"}
-
-TEXT = {
-    "zh": {"ttft": "TTFT", "tpot": "TPOT × %s", "timeline": "一次请求的时间线：TTFT %s，TPOT × %s 个 token = %s，共 %s",
-           "minutes": "（%s 分钟）"},
-    "en": {"ttft": "TTFT", "tpot": "TPOT × %s",
-           "timeline": "One request's timeline: TTFT %s, TPOT × %s tokens = %s, %s in all", "minutes": " (%s min)"},
-}
+COLOURS = {"ttft": "#f59e0b", "tpot": "#2563eb", "tick": "#ffffff"}
 
 
 def render(state) -> dict:
     """The latency-budget view for any state (invalid values replaced by defaults or clamped)."""
-    s = _follow_scenario(coerce_state(PARAMS, state), changed_param(PARAMS, state))
+    s = _follow_scenario(WIDGET.coerce(state), WIDGET.changed(state))
     t = TEXT[s["lang"]]
     r = latency.request(ttft_s=s["ttft_ms"] / 1e3, tpot_s=s["tpot_ms"] / 1e3, output_tokens=s["output_tokens"])
     throughput = latency.throughput_tokens_per_s(s["batch"], r.tpot_s)
     cost = latency.cost_per_million_tokens(s["gpu_dollars_per_hour"], throughput)
     chain = latency.chain_s(r, s["calls"])
-    scenario_index = [value for value, _ in SCENARIO_LABELS].index(s["scenario"])
-    priority = SCENARIOS[s["scenario"]].priority if s["scenario"] in SCENARIOS else CUSTOM_PRIORITY
+    scenario_index = WIDGET.control("scenario").options.index(s["scenario"])
 
     outputs = {
         "e2e_s": output(r.e2e_s, fmt_long_duration(r.e2e_s, t)),
@@ -127,7 +171,7 @@ def render(state) -> dict:
         "stream_tokens_per_s": output(r.stream_tokens_per_s, f"{fmt_short(r.stream_tokens_per_s)} tok/s"),
         "chain_s": output(chain, fmt_long_duration(chain, t)),
         # The value only identifies the text, so that the page knows when to replace it.
-        "priority": output(scenario_index, priority[s["lang"]]),
+        "priority": output(scenario_index, t[f"priority={s['scenario']}"]),
     }
     ttft, tpot = fmt_duration(r.ttft_s), fmt_duration(r.tpot_s)
     e2e, decode = fmt_duration(r.e2e_s), fmt_duration(r.decode_s)
@@ -156,7 +200,7 @@ def _follow_scenario(s: dict, changed: str | None) -> dict:
     if changed == "scenario":
         return {**s, **preset.fields()}
     if changed in FILLED and any(s[name] != value for name, value in preset.fields().items()):
-        return {**s, "scenario": "custom"}
+        return {**s, "scenario": CUSTOM}
     return s
 
 
@@ -167,7 +211,7 @@ def fmt_duration(seconds: float) -> str:
 
 def fmt_long_duration(seconds: float, t: dict) -> str:
     """fmt_duration, with minutes beside it from a minute on: 208 s (3.47 min)."""
-    minutes = t["minutes"] % fmt_short(seconds / 60) if seconds >= 60 else ""
+    minutes = t["minutes"].format(minutes=fmt_short(seconds / 60)) if seconds >= 60 else ""
     return fmt_duration(seconds) + minutes
 
 
@@ -181,6 +225,7 @@ TIMELINE_WIDTH = 640
 BAR_Y, BAR_HEIGHT = 22, 26
 MIN_SEGMENT_PX = 2  # a TTFT of 0.1% still shows as a sliver
 MIN_TICK_SPACING_PX = 4  # token boundaries are drawn only while they stay apart
+TIMELINE_MARGIN = 12  # room left and right of the bar, so that the end labels clear the frame
 
 
 def _timeline(r: latency.Request, t: dict) -> str:
@@ -196,21 +241,21 @@ def _timeline(r: latency.Request, t: dict) -> str:
             for i in range(1, r.output_tokens)
         )
     ttft, e2e, decode = fmt_duration(r.ttft_s), fmt_duration(r.e2e_s), fmt_duration(r.decode_s)
-    tpot_label = f"{t['tpot'] % fmt_grouped(r.output_tokens)} = {decode}"
-    label = t["timeline"] % (ttft, fmt_grouped(r.output_tokens), decode, e2e)
+    n = fmt_grouped(r.output_tokens)
+    tpot_label = f"{t['tpot'].format(n=n)} = {decode}"
+    label = t["timeline"].format(ttft=ttft, n=n, decode=decode, e2e=e2e)
     text_y, axis_y = BAR_Y - 7, BAR_Y + BAR_HEIGHT + 16
     height = axis_y + 6
     return (
-        f'<svg class="timeline" viewBox="0 0 {TIMELINE_WIDTH} {height}" role="img" '
-        f'aria-label="{html.escape(label)}" preserveAspectRatio="xMinYMin meet">'
+        f'<svg class="timeline" viewBox="{-TIMELINE_MARGIN} 0 {TIMELINE_WIDTH + 2 * TIMELINE_MARGIN} {height}" '
+        f'role="img" aria-label="{html.escape(label)}" preserveAspectRatio="xMinYMin meet">'
         f'<rect class="ttft" x="0" y="{BAR_Y}" width="{ttft_w:.1f}" height="{BAR_HEIGHT}" fill="{COLOURS["ttft"]}"/>'
         f'<rect class="tpot" x="{ttft_w:.1f}" y="{BAR_Y}" width="{tpot_w:.1f}" height="{BAR_HEIGHT}" '
         f'fill="{COLOURS["tpot"]}"/>{ticks}'
-        f'<text x="0" y="{text_y}" font-size="13" fill="{COLOURS["ink"]}">'
-        f'{html.escape(t["ttft"])} {html.escape(ttft)}</text>'
-        f'<text x="{TIMELINE_WIDTH}" y="{text_y}" font-size="13" text-anchor="end" fill="{COLOURS["ink"]}">'
+        f'<text class="svg-label" x="0" y="{text_y}">{html.escape(t["ttft"])} {html.escape(ttft)}</text>'
+        f'<text class="svg-label" x="{TIMELINE_WIDTH}" y="{text_y}" text-anchor="end">'
         f"{html.escape(tpot_label)}</text>"
-        f'<text x="0" y="{axis_y}" font-size="12" fill="{COLOURS["muted"]}">0</text>'
-        f'<text x="{TIMELINE_WIDTH}" y="{axis_y}" font-size="12" text-anchor="end" fill="{COLOURS["muted"]}">'
-        f"{html.escape(e2e)}</text></svg>"
+        f'<text class="svg-muted" x="0" y="{axis_y}">0</text>'
+        f'<text class="svg-muted" x="{TIMELINE_WIDTH}" y="{axis_y}" text-anchor="end">{html.escape(e2e)}</text>'
+        "</svg>"
     )

@@ -6,18 +6,91 @@ from __future__ import annotations
 import math
 
 from sim import matmul, presets, svg
-from sim.widgets.common import model_select
-from sim.widgets.controls import Range, Select, coerce_state
-from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_sig, output, view
+from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_sig
+from sim.kit import Range, Select, Widget, choices, output, view
 
-PARAMS = (
-    Range("T", {"zh": "提示长度 T", "en": "Prompt length T"}, default=4, min=1, max=32_768, log=True),
-    Select("scale", {"zh": "画法", "en": "Drawing"}, default="real", style="buttons",
-           options=(("real", {"zh": "真实规模", "en": "Real size"}),
-                    ("small", {"zh": "小规模", "en": "Small scale"}))),
-    model_select(),
+# The page's words (site/templates/widgets/matmul-shapes.html keeps only the markup: "{W_up}" in a text is
+# drawn W with subscript "up"), then the figures' words: the operands' roles, their text alternatives and
+# what the derivations say about them.
+TEXT = {
+    "zh": {
+        "title": "同一个 {W_up}：prefill 乘矩阵，decode 乘向量",
+        "T": "提示长度 T",
+        "scale": "画法",
+        "scale=real": "真实规模",
+        "scale=small": "小规模",
+        "gemm_caption": "prefill：T 个 token 一起乘同一个权重矩阵——矩阵乘矩阵（GEMM）",
+        "gemv_caption": "decode：每步只有 1 个新 token——矩阵乘向量（GEMV）",
+        "real_scale": "边长按对数比例缩放，边上写的是真实尺寸；同一个维度符号，在两张图里边长都一样。",
+        "small_scale": "小规模：每个小格是一个元素，边长与元素个数成正比；同一个维度符号，在两张图里边长都一样。",
+        "dimension": "维度",
+        "meaning": "含义",
+        "T_meaning": "一次喂进去的 token 数（prefill 时 = 提示长度）",
+        "one_meaning": "decode 每步只处理 1 个 token",
+        "d_meaning": "隐藏维度 hidden_size",
+        "f_meaning": "FFN 中间维度 intermediate_size",
+        "gemm_heading": "prefill · GEMM（随 T 变）",
+        "gemv_heading": "decode · GEMV（与 T 无关）",
+        "flops": "浮点运算",
+        "bytes": "读写字节（BF16）",
+        "intensity": "算术强度",
+
+        "input": "输入", "weight": "参数（可学习）", "output": "输出",
+        "gemm_label": "GEMM：输入 X（{T} × {d}）乘参数 W_up（{d} × {f}）得到输出 H（{T} × {f}）",
+        "gemv_label": "GEMV：输入 x（1 × {d}）乘参数 W_up（{d} × {f}）得到输出 h（1 × {f}）",
+        "real_note": "，边长按对数比例画",
+        "small_note": "，按小规模画，每格一个元素",
+        "approx": "≈ T = {T}（T 远小于 d、f：字节几乎全是权重）",
+        "below": "< T = {T}（T 已不远小于 d、f，输入和输出的字节不能再忽略）",
+        "approx_one": "≈ 1（字节几乎全是权重，每个权重只用一次）",
+        "weights_share": "（权重占 {share}）",
+    },
+    "en": {
+        "title": "One {W_up}: prefill multiplies a matrix, decode a vector",
+        "T": "Prompt length T",
+        "scale": "Drawing",
+        "scale=real": "Real size",
+        "scale=small": "Small scale",
+        "gemm_caption": "prefill: T tokens multiply the same weight matrix together — matrix × matrix (GEMM)",
+        "gemv_caption": "decode: one new token per step — matrix × vector (GEMV)",
+        "real_scale": "Edge lengths are log-scaled and labelled with the real sizes; the same symbol has the same "
+                      "length in both figures.",
+        "small_scale": "Small scale: each cell is one element, so edge length is proportional to size; the same "
+                       "symbol has the same length in both figures.",
+        "dimension": "Dimension",
+        "meaning": "Meaning",
+        "T_meaning": "tokens fed in one go (= prompt length in prefill)",
+        "one_meaning": "decode handles one token per step",
+        "d_meaning": "hidden size (hidden_size)",
+        "f_meaning": "FFN intermediate size (intermediate_size)",
+        "gemm_heading": "prefill · GEMM (changes with T)",
+        "gemv_heading": "decode · GEMV (independent of T)",
+        "flops": "FLOPs",
+        "bytes": "Bytes moved (BF16)",
+        "intensity": "Arithmetic intensity",
+
+        "input": "input", "weight": "parameter (learnable)", "output": "output",
+        "gemm_label": "GEMM: input X ({T} × {d}) times parameter W_up ({d} × {f}) gives output H ({T} × {f})",
+        "gemv_label": "GEMV: input x (1 × {d}) times parameter W_up ({d} × {f}) gives output h (1 × {f})",
+        "real_note": "; edge lengths on a log scale",
+        "small_note": "; small scale, one cell per element",
+        "approx": "≈ T = {T} (T ≪ d, f: the bytes are almost all weights)",
+        "below": "< T = {T} (T is no longer ≪ d, f: input and output bytes count)",
+        "approx_one": "≈ 1 (the bytes are almost all weights, each used once)",
+        "weights_share": " (weights: {share})",
+    },
+}
+
+# The page is its own template (site/templates/widgets/matmul-shapes.html): the two figures, a table
+# of the dimensions, and the readouts of each case under its heading.
+WIDGET = Widget(
+    controls=(
+        Range("T", default=4, min=1, max=32_768, log=True),
+        Select("scale", default="real", options=("real", "small"), style="buttons"),
+        choices.model(),
+    ),
 )
-T_MAX = PARAMS[0].max
+T_MAX = WIDGET.control("T").max
 
 # Small-scale stand-ins, few enough elements to draw one cell each.
 SMALL = {"T": 4, "d": 6, "f": 8}
@@ -41,35 +114,10 @@ COLOURS = {  # (fill, stroke) per role
     "output": ("#dcfce7", "#15803d"),
 }
 
-TEXT = {
-    "zh": {
-        "input": "输入", "weight": "参数（可学习）", "output": "输出",
-        "gemm_label": "GEMM：输入 X（{T} × {d}）乘参数 W_up（{d} × {f}）得到输出 H（{T} × {f}）",
-        "gemv_label": "GEMV：输入 x（1 × {d}）乘参数 W_up（{d} × {f}）得到输出 h（1 × {f}）",
-        "real_note": "，边长按对数比例画",
-        "small_note": "，按小规模画，每格一个元素",
-        "approx": "≈ T = {T}（T 远小于 d、f：字节几乎全是权重）",
-        "below": "< T = {T}（T 已不远小于 d、f，输入和输出的字节不能再忽略）",
-        "approx_one": "≈ 1（字节几乎全是权重，每个权重只用一次）",
-        "weights_share": "（权重占 {share}）",
-    },
-    "en": {
-        "input": "input", "weight": "parameter (learnable)", "output": "output",
-        "gemm_label": "GEMM: input X ({T} × {d}) times parameter W_up ({d} × {f}) gives output H ({T} × {f})",
-        "gemv_label": "GEMV: input x (1 × {d}) times parameter W_up ({d} × {f}) gives output h (1 × {f})",
-        "real_note": "; edge lengths on a log scale",
-        "small_note": "; small scale, one cell per element",
-        "approx": "≈ T = {T} (T ≪ d, f: the bytes are almost all weights)",
-        "below": "< T = {T} (T is no longer ≪ d, f: input and output bytes count)",
-        "approx_one": "≈ 1 (the bytes are almost all weights, each used once)",
-        "weights_share": " (weights: {share})",
-    },
-}
-
 
 def render(state) -> dict:
     """The GEMM-versus-GEMV view for any state (invalid values replaced by defaults or clamped)."""
-    s = coerce_state(PARAMS, state)
+    s = WIDGET.coerce(state)
     m = presets.model(s["model"])
     d, f, t = m.hidden, m.intermediate, s["T"]
     gemm = matmul.matmul_cost(t, d, f, ACTIVATION_BYTES)

@@ -8,23 +8,44 @@ Recurrent state in FP32, as the anchor model keeps it.
 from __future__ import annotations
 
 from sim import presets, roofline, serving
-from sim.widgets.common import hardware_select, model_select
-from sim.widgets.controls import Range, coerce_state
-from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, output, step_time_derivation, view
-
-PARAMS = (
-    model_select(),
-    hardware_select(),
-    Range("prompt_tokens", {"zh": "问题长度（token）", "en": "Prompt length (tokens)"},
-          default=10, min=1, max=32_768, log=True),
-    Range("output_tokens", {"zh": "回答长度（token）", "en": "Answer length (tokens)"},
-          default=500, min=1, max=8_192, log=True),
-)
+from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, step_time_derivation
+from sim.kit import Controls, Derivations, Range, Row, Table, Text, Widget, choices, output, view
 
 STATE_DTYPE = "fp32"
 
 TEXT = {
     "zh": {
+        "title": "一次请求，两个阶段：prefill 读题，decode 作答",
+        "prompt_tokens": "问题长度（token）",
+        "output_tokens": "回答长度（token）",
+        "caption": "同一个模型、同一张卡；decode 一步只为 1 个新 token 计算，"
+                   "第 i 步看到问题加前 i 个回答 token 的缓存。",
+        "col.measure": "指标",
+        "col.prefill": "Prefill（读题）",
+        "col.decode": "Decode（逐个写答案）",
+        "row.tokens": "一次处理多少",
+        "row.shape": "矩阵形状（MLP 升维那一层）",
+        "row.intensity": "算术强度",
+        "row.bound": "瓶颈",
+        "row.time": "耗时",
+        "row.share": "占整次请求的时间",
+        "row.mfu": "算力利用率（屋顶线上限）",
+        "row.latency": "决定的延迟指标",
+        "row.request": "整次请求 = TTFT + 回答长度 × TPOT",
+        "cell.per_token": "每 token {decode_ms_per_token}",
+        "ridge_note": "这张卡的拐点：{ridge}。算术强度低于它就是带宽瓶颈——prefill 的强度约等于问题的 token 数，"
+                      "问题要长过拐点，prefill 才会被算力卡住。",
+        "prefill_ms": "prefill 耗时",
+        "decode_total_ms": "decode 总耗时",
+        "decode_ms_per_token": "每 token（TPOT）",
+        "prefill_intensity": "prefill 算术强度",
+        "decode_intensity": "decode 算术强度（整段回答）",
+        "prefill_share": "prefill 占比",
+        "decode_share": "decode 占比",
+        "prefill_mfu": "prefill 算力利用率",
+        "decode_mfu": "decode 算力利用率",
+        "request_ms": "整次请求",
+        "ridge": "拐点",
         "compute": "算力瓶颈", "memory": "带宽瓶颈",
         "at_once": "一次送进 {p} 个 token", "per_step": "每步 1 个 token，共 {n} 步",
         "steps": "{n} 步，第 i 步缓存 {p} + i 个 token：首步 {a}，末步 {b}，合计 {t}",
@@ -32,6 +53,37 @@ TEXT = {
         "mfu": "{f} ÷ {t} ÷ {pi} TFLOP/s = {p}",
     },
     "en": {
+        "title": "One request, two phases: prefill reads, decode writes",
+        "prompt_tokens": "Prompt length (tokens)",
+        "output_tokens": "Answer length (tokens)",
+        "caption": "Same model, same GPU; each decode step computes 1 new token, step i attending to the prompt "
+                   "plus the first i answer tokens.",
+        "col.measure": "Measure",
+        "col.prefill": "Prefill (read the prompt)",
+        "col.decode": "Decode (write the answer)",
+        "row.tokens": "Input per step",
+        "row.shape": "Matrix shape (MLP up projection)",
+        "row.intensity": "Arithmetic intensity",
+        "row.bound": "Bottleneck",
+        "row.time": "Time",
+        "row.share": "Share of the request",
+        "row.mfu": "Compute utilisation (roofline bound)",
+        "row.latency": "Latency it sets",
+        "row.request": "Whole request = TTFT + answer length × TPOT",
+        "cell.per_token": "per token {decode_ms_per_token}",
+        "ridge_note": "This GPU's ridge point: {ridge}. Below it a step is memory-bound; prefill's intensity is "
+                      "about its token count, so only a prompt longer than the ridge makes prefill compute-bound.",
+        "prefill_ms": "Prefill time",
+        "decode_total_ms": "Decode total",
+        "decode_ms_per_token": "Per token (TPOT)",
+        "prefill_intensity": "Prefill intensity",
+        "decode_intensity": "Decode intensity (whole answer)",
+        "prefill_share": "Prefill share",
+        "decode_share": "Decode share",
+        "prefill_mfu": "Prefill utilisation",
+        "decode_mfu": "Decode utilisation",
+        "request_ms": "Whole request",
+        "ridge": "Ridge point",
         "compute": "compute-bound", "memory": "memory-bound",
         "at_once": "{p} tokens at once", "per_step": "1 token per step, {n} steps",
         "steps": "{n} steps, step i has {p} + i tokens cached: first {a}, last {b}, total {t}",
@@ -40,10 +92,40 @@ TEXT = {
     },
 }
 
+WIDGET = Widget(
+    controls=(
+        choices.model(),
+        choices.hardware(),
+        Range("prompt_tokens", default=10, min=1, max=32_768, log=True),
+        Range("output_tokens", default=500, min=1, max=8_192, log=True),
+    ),
+    layout=(
+        Controls(),
+        Table(
+            "caption",
+            ("col.measure", "col.prefill", "col.decode"),
+            rows=(
+                Row("row.tokens", "prefill_tokens", "decode_tokens"),
+                Row("row.shape", "prefill_shape", "decode_shape"),
+                Row("row.intensity", "prefill_intensity", "decode_intensity"),
+                Row("row.bound", "prefill_bound", "decode_bound"),
+                Row("row.time", "prefill_ms", ("decode_total_ms", Text("cell.per_token", tone="note"))),
+                Row("row.share", "prefill_share", "decode_share"),
+                Row("row.mfu", "prefill_mfu", "decode_mfu"),
+                Row("row.latency", "ttft_ms", "tpot_ms"),
+            ),
+            foot=Row("row.request", "request_ms"),
+        ),
+        Text("ridge_note", tone="body"),
+        Derivations("prefill_ms", "decode_total_ms", "decode_ms_per_token", "prefill_intensity", "decode_intensity",
+                    "prefill_share", "decode_share", "prefill_mfu", "decode_mfu", "request_ms", "ridge"),
+    ),
+)
+
 
 def render(state) -> dict:
     """The phase table for any state (invalid values replaced by defaults or clamped)."""
-    s = coerce_state(PARAMS, state)
+    s = WIDGET.coerce(state)
     t = TEXT[s["lang"]]
     hw, m = presets.hardware(s["hardware"]), presets.model(s["model"])
     p, n = s["prompt_tokens"], s["output_tokens"]

@@ -5,31 +5,56 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sim import cache, params, presets, request, roofline
-from sim.widgets.common import hardware_select, model_select, state_dtype_select
-from sim.widgets.controls import Select, coerce_state
-from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, output, view
+from sim import cache, model_size, presets, request, roofline
+from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig
+from sim.kit import Select, Widget, choices, output, view
 
-CELL_LABELS = {
-    "tokenize": {"zh": "分词", "en": "Tokenize"},
-    "prefill": {"zh": "prefill：4 个 token 一次前向", "en": "Prefill: 4 tokens in one pass"},
-    "write-cache": {"zh": "写 KV cache 与递归状态", "en": "Write KV cache and state"},
-    "read-weights": {"zh": "读权重", "en": "Read the weights"},
-    "read-cache": {"zh": "读 KV 与状态", "en": "Read KV and state"},
-    "compute": {"zh": "算 1 个 token", "en": "Compute 1 token"},
-    "sample": {"zh": "挑出下一个字", "en": "Pick the next token"},
-}
-
-PARAMS = (
-    Select("step", {"zh": "一次请求走过的路（点任一格）", "en": "One request's path (pick a cell)"},
-           default="read-weights", options=tuple((key, CELL_LABELS[key]) for key in request.PATH), style="buttons"),
-    hardware_select(),
-    model_select(),
-    state_dtype_select(),
-)
-
+# The page's words, then each cell of the path ("step=CELL" its label, "hint.CELL" the line beneath it,
+# "note.CELL" its note), then the readouts' and derivations' texts and the phrases the notes are built from.
+# The running example, the prompt 「小明把苹果给了」 (sim/request.py), is quoted as it is in every language.
 TEXT = {
     "zh": {
+        "title": "一次请求在服务端走过的路",
+        "example": "提示「小明把苹果给了」切成 4 个 token（小明 · 把 · 苹果 · 给了）；prefill 之后模型写出「小王」，"
+                   "decode 从它开始一个字一个字往下写。",
+        "step": "一次请求走过的路（点任一格）",
+        "loop_title": "decode 循环：每个 token 走一圈（第一圈喂进「小王」）",
+        "loop_back": "↺ 挑出的字作为下一圈的输入",
+        "decode_ms": "走一圈合计（出 1 个 token）",
+        "step_bytes": "这一格读写的显存字节",
+        "step_flops": "这一格的浮点运算",
+        "step_ms": "这一格的时间（屋顶线下界）",
+
+        "step=tokenize": "分词",
+        "hint.tokenize": "CPU · 文本 → 4 个 id",
+        "note.tokenize": "分词在 CPU 上完成：「{prompt}」按词表切成 {t} 个 token（{pieces}），变成 {t} 个整数 id。"
+                         "GPU 还没开始干活：不读显存，也不做矩阵乘。",
+        "step=prefill": "prefill：4 个 token 一次前向",
+        "hint.prefill": "权重读一遍，4 个 token 共用",
+        "note.prefill": "{t} 个 token 一起过一遍模型：{weights} 权重读一遍，{t} 个 token 共用，共做 {flops} 运算；"
+                        "最后一个位置的输出挑出了「{next}」。读写 {bytes}，屋顶线下界 {ms}，{bound}。",
+        "step=write-cache": "写 KV cache 与递归状态",
+        "hint.write-cache": "每层的 K、V 与 GDN 状态",
+        "note.write-cache": "prefill 顺手把以后要用的东西存下：{kv_part}{state_part}合计 {bytes}，"
+                            "已算在 prefill 的字节里。",
+        "step=read-weights": "读权重",
+        "hint.read-weights": "整份权重，每步一遍",
+        "note.read-weights": "decode 第一圈把「{next}」喂进去。为了这 1 个 token，{weights} 权重要从显存整个读一遍，"
+                             "按 {bw} TB/s 要 {ms}，占了这一圈的绝大部分。",
+        "step=read-cache": "读 KV 与状态",
+        "hint.read-cache": "4 行 KV + 递归状态",
+        "note.read-cache": "「{next}」要回看前面 {t} 个 token：读 {t} 行 KV，再写入自己的 1 行{state_part}。"
+                           "共 {bytes}，{ms}，远小于读权重。",
+        "step=compute": "算 1 个 token",
+        "hint.compute": "每个权重一次乘加",
+        "note.compute": "真正的计算：每个权重一次乘加，再加上对 {t} 个缓存 token 的注意力，共 {flops}；"
+                        "按峰值 {peak} TFLOP/s 只要 {ms}，是读权重时间的 {pct}，而且和读同时进行。",
+        "step=sample": "挑出下一个字",
+        "hint.sample": "logits → 下一个字",
+        "note.sample": "最后一层给词表里 {vocab} 个词各打一个分（logits），从中挑出「{next}」后面的字"
+                       "（prefill 末尾挑出「{next}」也是这一步）。读这些分数约 {bytes}、{ms}，可以忽略；"
+                       "挑出的字就是下一圈的输入。",
+
         "none": "—", "cpu": "不计（CPU）", "counted": "已计入上一格",
         "no_hbm": "分词在 CPU 上查词表，不碰显存",
         "no_matmul": "查词表，没有矩阵乘",
@@ -49,8 +74,57 @@ TEXT = {
                    "挑字只是在 {vocab} 个数里比较，不计",
         "in_prefill": "（已含在 prefill 的 {ms} 里）",
         "off_roofline": "（不在屋顶线的账里）",
+        "bound.memory": "被带宽卡住",
+        "bound.compute": "被算力卡住",
+        "phrase.kv_part": "{full} 层全注意力每个 token 存一行 K、V（{row} B），{t} 行共 {kv}；",
+        "phrase.state_write": "{gdn} 层 GDN 各存一份固定大小的递归状态，共 {state}；",
+        "phrase.state_none": "这个模型没有递归状态；",
+        "phrase.state_read": "；递归状态读出、更新、再写回（2 × {state}）",
     },
     "en": {
+        "title": "One request's path through the server",
+        "example": "The prompt 「小明把苹果给了」 is 4 tokens (小明 · 把 · 苹果 · 给了); prefill yields 「小王」, "
+                   "and decode carries on from it one token at a time.",
+        "step": "One request's path (pick a cell)",
+        "loop_title": "Decode loop: one turn per token (the first turn feeds in 「小王」)",
+        "loop_back": "↺ the picked token is the next turn's input",
+        "decode_ms": "One turn in all (1 token)",
+        "step_bytes": "Memory bytes this cell moves",
+        "step_flops": "Floating-point operations in this cell",
+        "step_ms": "This cell's time (roofline bound)",
+
+        "step=tokenize": "Tokenize",
+        "hint.tokenize": "CPU · text → 4 ids",
+        "note.tokenize": "Tokenizing runs on the CPU: 「{prompt}」 is split into {t} tokens ({pieces}), i.e. {t} "
+                         "integer ids. The GPU has not started: no memory read, no matrix multiply.",
+        "step=prefill": "Prefill: 4 tokens in one pass",
+        "hint.prefill": "weights read once, shared by 4 tokens",
+        "note.prefill": "The {t} tokens go through the model together: the {weights} of weights is read once and "
+                        "shared by all {t}, {flops} in total; the last position's output picks 「{next}」. {bytes} "
+                        "moved; roofline bound {ms}, {bound}.",
+        "step=write-cache": "Write KV cache and state",
+        "hint.write-cache": "each layer's K, V and GDN state",
+        "note.write-cache": "Prefill also stores what later steps need: {kv_part}{state_part}{bytes} in all, already "
+                            "part of prefill's bytes.",
+        "step=read-weights": "Read the weights",
+        "hint.read-weights": "all the weights, every step",
+        "note.read-weights": "The first decode turn feeds in 「{next}」. For this one token the whole {weights} of "
+                             "weights is read from memory: {ms} at {bw} TB/s, almost the whole turn.",
+        "step=read-cache": "Read KV and state",
+        "hint.read-cache": "4 KV rows + recurrent state",
+        "note.read-cache": "「{next}」 looks back at {t} tokens: {t} KV rows read and its own row written{state_part}. "
+                           "{bytes} in all, {ms}: far less than the weights.",
+        "step=compute": "Compute 1 token",
+        "hint.compute": "one multiply-add per weight",
+        "note.compute": "The actual arithmetic: one multiply-add per weight plus attention over {t} cached tokens, "
+                        "{flops}. At the {peak} TFLOP/s peak that is {ms}, {pct} of the weight-read time, and it "
+                        "overlaps with the reads.",
+        "step=sample": "Pick the next token",
+        "hint.sample": "logits → next token",
+        "note.sample": "The last layer scores all {vocab} vocabulary entries (the logits) and the token after "
+                       "「{next}」 is picked (the end of prefill picked 「{next}」 the same way). Reading those scores "
+                       "is about {bytes}, {ms}: negligible. The picked token feeds the next turn.",
+
         "none": "—", "cpu": "not counted (CPU)", "counted": "in the previous cell",
         "no_hbm": "tokenizing is a vocabulary lookup on the CPU; no GPU memory is touched",
         "no_matmul": "a table lookup, no matrix multiply",
@@ -70,70 +144,29 @@ TEXT = {
                    "compares {vocab} numbers, not counted",
         "in_prefill": " (part of prefill's {ms})",
         "off_roofline": " (outside the roofline total)",
+        "bound.memory": "bandwidth-bound",
+        "bound.compute": "compute-bound",
+        "phrase.kv_part": "{full} full-attention layers keep one K, V row per token ({row} B), {t} rows = {kv}; ",
+        "phrase.state_write": "{gdn} GDN layers keep a fixed-size recurrent state, {state}; ",
+        "phrase.state_none": "this model has no recurrent state; ",
+        "phrase.state_read": "; the recurrent state is read, updated and written back (2 × {state})",
     },
 }
 
-NOTES = {
-    "zh": {
-        "tokenize": "分词在 CPU 上完成：「{prompt}」按词表切成 {t} 个 token（{pieces}），变成 {t} 个整数 id。"
-                    "GPU 还没开始干活：不读显存，也不做矩阵乘。",
-        "prefill": "{t} 个 token 一起过一遍模型：{weights} 权重读一遍，{t} 个 token 共用，共做 {flops} 运算；"
-                   "最后一个位置的输出挑出了「{next}」。读写 {bytes}，屋顶线下界 {ms}，{bound}。",
-        "write-cache": "prefill 顺手把以后要用的东西存下：{kv_part}{state_part}合计 {bytes}，"
-                       "已算在 prefill 的字节里。",
-        "read-weights": "decode 第一圈把「{next}」喂进去。为了这 1 个 token，{weights} 权重要从显存整个读一遍，"
-                        "按 {bw} TB/s 要 {ms}，占了这一圈的绝大部分。",
-        "read-cache": "「{next}」要回看前面 {t} 个 token：读 {t} 行 KV，再写入自己的 1 行{state_part}。"
-                      "共 {bytes}，{ms}，远小于读权重。",
-        "compute": "真正的计算：每个权重一次乘加，再加上对 {t} 个缓存 token 的注意力，共 {flops}；"
-                   "按峰值 {peak} TFLOP/s 只要 {ms}，是读权重时间的 {pct}，而且和读同时进行。",
-        "sample": "最后一层给词表里 {vocab} 个词各打一个分（logits），从中挑出「{next}」后面的字"
-                  "（prefill 末尾挑出「{next}」也是这一步）。读这些分数约 {bytes}、{ms}，可以忽略；"
-                  "挑出的字就是下一圈的输入。",
-    },
-    "en": {
-        "tokenize": "Tokenizing runs on the CPU: 「{prompt}」 is split into {t} tokens ({pieces}), i.e. {t} integer "
-                    "ids. The GPU has not started: no memory read, no matrix multiply.",
-        "prefill": "The {t} tokens go through the model together: the {weights} of weights is read once and shared "
-                   "by all {t}, {flops} in total; the last position's output picks 「{next}」. {bytes} moved; "
-                   "roofline bound {ms}, {bound}.",
-        "write-cache": "Prefill also stores what later steps need: {kv_part}{state_part}{bytes} in all, already part "
-                       "of prefill's bytes.",
-        "read-weights": "The first decode turn feeds in 「{next}」. For this one token the whole {weights} of weights "
-                        "is read from memory: {ms} at {bw} TB/s, almost the whole turn.",
-        "read-cache": "「{next}」 looks back at {t} tokens: {t} KV rows read and its own row written{state_part}. "
-                      "{bytes} in all, {ms}: far less than the weights.",
-        "compute": "The actual arithmetic: one multiply-add per weight plus attention over {t} cached tokens, "
-                   "{flops}. At the {peak} TFLOP/s peak that is {ms}, {pct} of the weight-read time, and it "
-                   "overlaps with the reads.",
-        "sample": "The last layer scores all {vocab} vocabulary entries (the logits) and the token after 「{next}」 "
-                  "is picked (the end of prefill picked 「{next}」 the same way). Reading those scores is about "
-                  "{bytes}, {ms}: negligible. The picked token feeds the next turn.",
-    },
-}
-
-BOUND = {"zh": {"memory": "被带宽卡住", "compute": "被算力卡住"},
-         "en": {"memory": "bandwidth-bound", "compute": "compute-bound"}}
-
-STATE_PHRASES = {
-    "zh": {
-        "kv_part": "{full} 层全注意力每个 token 存一行 K、V（{row} B），{t} 行共 {kv}；",
-        "state_write": "{gdn} 层 GDN 各存一份固定大小的递归状态，共 {state}；",
-        "state_none": "这个模型没有递归状态；",
-        "state_read": "；递归状态读出、更新、再写回（2 × {state}）",
-    },
-    "en": {
-        "kv_part": "{full} full-attention layers keep one K, V row per token ({row} B), {t} rows = {kv}; ",
-        "state_write": "{gdn} GDN layers keep a fixed-size recurrent state, {state}; ",
-        "state_none": "this model has no recurrent state; ",
-        "state_read": "; the recurrent state is read, updated and written back (2 × {state})",
-    },
-}
+# The page is its own template (site/templates/widgets/request-path.html): the step control is the diagram.
+WIDGET = Widget(
+    controls=(
+        Select("step", default="read-weights", options=request.PATH, style="buttons"),
+        choices.hardware(),
+        choices.model(),
+        choices.state_dtype(),
+    ),
+)
 
 
 def render(state) -> dict:
     """The request-path view for any state: the selected cell's bytes, FLOPs, time and note, plus the decode step."""
-    s = coerce_state(PARAMS, state)
+    s = WIDGET.coerce(state)
     facts = _gather_facts(s)
     stage = facts.stages[s["step"]]
     cell = CELL_TEXTS[s["step"]](facts)
@@ -171,9 +204,8 @@ class _Facts:
     def text(self) -> dict[str, str]:
         return TEXT[self.lang]
 
-    @property
-    def note(self) -> dict[str, str]:
-        return NOTES[self.lang]
+    def note(self, cell: str, **values) -> str:
+        return self.text[f"note.{cell}"].format(**values)
 
 
 def _gather_facts(s: dict) -> _Facts:
@@ -192,40 +224,39 @@ def _gather_facts(s: dict) -> _Facts:
 
 def _tokenize_text(f: _Facts) -> dict:
     t = f.text
-    note = f.note["tokenize"].format(prompt="".join(request.PROMPT_TOKENS), t=f.tokens,
-                                     pieces=" · ".join(request.PROMPT_TOKENS))
+    note = f.note("tokenize", prompt="".join(request.PROMPT_TOKENS), t=f.tokens,
+                  pieces=" · ".join(request.PROMPT_TOKENS))
     return {"bytes": fmt_bytes(0), "bytes_how": t["no_hbm"], "flops": fmt_flops(0), "flops_how": t["no_matmul"],
             "ms": t["cpu"], "ms_how": t["cpu_time"], "note": note}
 
 
 def _prefill_text(f: _Facts) -> dict:
     stage, t = f.stages["prefill"], f.text
-    parts = [t["weights_part"].format(b=fmt_grouped(params.matmul_weight_bytes(f.m))), _kv_rows(f, f.tokens)]
+    parts = [t["weights_part"].format(b=fmt_grouped(model_size.matmul_weight_bytes(f.m))), _kv_rows(f, f.tokens)]
     if f.state:
         parts.append(t["state_once"].format(state=fmt_grouped(f.state)))
     flops_how = t["pre_flops"].format(
-        n=fmt_grouped(params.matmul_params(f.m)), t=f.tokens,
+        n=fmt_grouped(model_size.matmul_params(f.m)), t=f.tokens,
         attn=fmt_grouped(cache.attention_flops_per_cached_token(f.m)), pairs=f.tokens * (f.tokens + 1) // 2,
         f=fmt_grouped(stage.flops), fmt=fmt_flops(stage.flops))
-    note = f.note["prefill"].format(t=f.tokens, next=request.NEXT_TOKEN,
-                                    weights=fmt_bytes(f.stages["read-weights"].bytes),
-                                    flops=fmt_flops(stage.flops), bytes=fmt_bytes(stage.bytes),
-                                    ms=fmt_ms(stage.time_s), bound=BOUND[f.lang][f.prefill.bound])
+    note = f.note("prefill", t=f.tokens, next=request.NEXT_TOKEN, weights=fmt_bytes(f.stages["read-weights"].bytes),
+                  flops=fmt_flops(stage.flops), bytes=fmt_bytes(stage.bytes), ms=fmt_ms(stage.time_s),
+                  bound=t[f"bound.{f.prefill.bound}"])
     return {"bytes": fmt_bytes(stage.bytes), "bytes_how": _sum_of(parts, stage.bytes),
             "flops": fmt_flops(stage.flops), "flops_how": flops_how,
             "ms": fmt_ms(stage.time_s), "ms_how": _max_derivation(f.prefill, f.hw), "note": note}
 
 
 def _write_cache_text(f: _Facts) -> dict:
-    stage, t, phrases = f.stages["write-cache"], f.text, STATE_PHRASES[f.lang]
+    stage, t = f.stages["write-cache"], f.text
     parts = [_kv_rows(f, f.tokens)]
     if f.state:
         parts.append(t["state_once"].format(state=fmt_grouped(f.state)))
-    kv_part = phrases["kv_part"].format(full=f.m.full_attention_layers, row=fmt_grouped(f.kv_row), t=f.tokens,
-                                        kv=fmt_bytes(f.tokens * f.kv_row))
-    state_part = (phrases["state_write"].format(gdn=f.m.linear_attention_layers, state=fmt_bytes(f.state))
-                  if f.state else phrases["state_none"])
-    note = f.note["write-cache"].format(kv_part=kv_part, state_part=state_part, bytes=fmt_bytes(stage.bytes))
+    kv_part = t["phrase.kv_part"].format(full=f.m.full_attention_layers, row=fmt_grouped(f.kv_row), t=f.tokens,
+                                         kv=fmt_bytes(f.tokens * f.kv_row))
+    state_part = (t["phrase.state_write"].format(gdn=f.m.linear_attention_layers, state=fmt_bytes(f.state))
+                  if f.state else t["phrase.state_none"])
+    note = f.note("write-cache", kv_part=kv_part, state_part=state_part, bytes=fmt_bytes(stage.bytes))
     return {"bytes": fmt_bytes(stage.bytes), "bytes_how": _sum_of(parts, stage.bytes),
             "flops": t["none"], "flops_how": t["write_flops"],
             "ms": fmt_ms(stage.time_s),
@@ -234,10 +265,10 @@ def _write_cache_text(f: _Facts) -> dict:
 
 def _read_weights_text(f: _Facts) -> dict:
     stage, t = f.stages["read-weights"], f.text
-    bytes_how = t["weights"].format(n=fmt_grouped(params.matmul_params(f.m)), bpp=f.m.weight_bytes_per_param,
+    bytes_how = t["weights"].format(n=fmt_grouped(model_size.matmul_params(f.m)), bpp=f.m.weight_bytes_per_param,
                                     b=fmt_grouped(stage.bytes), fmt=fmt_bytes(stage.bytes))
-    note = f.note["read-weights"].format(next=request.NEXT_TOKEN, weights=fmt_bytes(stage.bytes),
-                                         bw=_tb_per_s(f.hw), ms=fmt_ms(stage.time_s))
+    note = f.note("read-weights", next=request.NEXT_TOKEN, weights=fmt_bytes(stage.bytes), bw=_tb_per_s(f.hw),
+                  ms=fmt_ms(stage.time_s))
     return {"bytes": fmt_bytes(stage.bytes), "bytes_how": bytes_how, "flops": t["none"], "flops_how": t["read_flops"],
             "ms": fmt_ms(stage.time_s), "ms_how": _bandwidth_time(f, stage), "note": note}
 
@@ -247,9 +278,9 @@ def _read_cache_text(f: _Facts) -> dict:
     parts = [_kv_rows(f, f"({f.tokens} + 1)")]  # the cached rows read, the new row written
     if f.state:
         parts.append(t["state_twice"].format(state=fmt_grouped(f.state)))
-    state_part = STATE_PHRASES[f.lang]["state_read"].format(state=fmt_bytes(f.state)) if f.state else ""
-    note = f.note["read-cache"].format(next=request.NEXT_TOKEN, t=f.tokens, state_part=state_part,
-                                       bytes=fmt_bytes(stage.bytes), ms=fmt_ms(stage.time_s))
+    state_part = t["phrase.state_read"].format(state=fmt_bytes(f.state)) if f.state else ""
+    note = f.note("read-cache", next=request.NEXT_TOKEN, t=f.tokens, state_part=state_part,
+                  bytes=fmt_bytes(stage.bytes), ms=fmt_ms(stage.time_s))
     return {"bytes": fmt_bytes(stage.bytes), "bytes_how": _sum_of(parts, stage.bytes),
             "flops": t["none"], "flops_how": t["read_flops"],
             "ms": fmt_ms(stage.time_s), "ms_how": _bandwidth_time(f, stage), "note": note}
@@ -258,11 +289,11 @@ def _read_cache_text(f: _Facts) -> dict:
 def _compute_text(f: _Facts) -> dict:
     stage, t = f.stages["compute"], f.text
     flops_how = t["dec_flops"].format(
-        n=fmt_grouped(params.matmul_params(f.m)), attn=fmt_grouped(cache.attention_flops_per_cached_token(f.m)),
+        n=fmt_grouped(model_size.matmul_params(f.m)), attn=fmt_grouped(cache.attention_flops_per_cached_token(f.m)),
         ctx=f.tokens, f=fmt_grouped(stage.flops), fmt=fmt_flops(stage.flops))
     share = 100 * stage.time_s / f.stages["read-weights"].time_s
-    note = f.note["compute"].format(t=f.tokens, flops=fmt_flops(stage.flops), peak=_tflops(f.hw),
-                                    ms=fmt_ms(stage.time_s), pct=f"{fmt_sig(share, 2)}%")
+    note = f.note("compute", t=f.tokens, flops=fmt_flops(stage.flops), peak=_tflops(f.hw), ms=fmt_ms(stage.time_s),
+                  pct=f"{fmt_sig(share, 2)}%")
     return {"bytes": t["none"], "bytes_how": t["compute_bytes"], "flops": fmt_flops(stage.flops),
             "flops_how": flops_how, "ms": fmt_ms(stage.time_s),
             "ms_how": f"{fmt_flops(stage.flops)} ÷ {_tflops(f.hw)} TFLOP/s = {fmt_ms(stage.time_s)}", "note": note}
@@ -274,9 +305,9 @@ def _sample_text(f: _Facts) -> dict:
     bytes_how = t["logits"].format(vocab=vocab, lb=request.LOGIT_BYTES, b=fmt_grouped(stage.bytes),
                                    fmt=fmt_bytes(stage.bytes))
     flops_how = t["lm_head"].format(vocab=vocab, hidden=fmt_grouped(f.m.hidden),
-                                    f=fmt_grouped(2 * params.lm_head_params(f.m)))
-    note = f.note["sample"].format(vocab=vocab, next=request.NEXT_TOKEN, bytes=fmt_bytes(stage.bytes),
-                                   ms=fmt_ms(stage.time_s))
+                                    f=fmt_grouped(2 * model_size.lm_head_params(f.m)))
+    note = f.note("sample", vocab=vocab, next=request.NEXT_TOKEN, bytes=fmt_bytes(stage.bytes),
+                  ms=fmt_ms(stage.time_s))
     return {"bytes": fmt_bytes(stage.bytes), "bytes_how": bytes_how, "flops": t["counted"], "flops_how": flops_how,
             "ms": fmt_ms(stage.time_s), "ms_how": _bandwidth_time(f, stage) + t["off_roofline"], "note": note}
 

@@ -6,18 +6,80 @@ from __future__ import annotations
 import math
 
 from sim import memory, presets, roofline, svg
-from sim.widgets.common import hardware_select, model_select, state_dtype_select
-from sim.widgets.controls import Range, coerce_state
-from sim.widgets.view import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, output, step_time_derivation, view
+from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, step_time_derivation
+from sim.kit import Controls, Figure, Flag, Range, Readout, Readouts, Svg, Widget, choices, output, view
 
-PARAMS = (
-    Range("T", {"zh": "提示长度 T（token）", "en": "Prompt length T (tokens)"}, default=4, min=1, max=32_768, log=True),
-    Range("B", {"zh": "批大小 B（请求数）", "en": "Batch B (requests)"}, default=1, min=1, max=1_024, log=True),
-    Range("context", {"zh": "每个请求已缓存的上下文（token）", "en": "Cached context per request (tokens)"},
-          default=4, min=1, max=131_072, log=True),
-    hardware_select(),
-    model_select(),
-    state_dtype_select(),
+TEXT = {
+    "zh": {
+        "title": "屋顶线：prefill 与 decode 各落在哪",
+        "T": "提示长度 T（token）",
+        "B": "批大小 B（请求数）",
+        "context": "每个请求已缓存的上下文（token）",
+        "prefill_ms": "prefill 一步耗时",
+        "prefill_intensity": "prefill 算术强度",
+        "decode_ms": "decode 一步耗时",
+        "decode_intensity": "decode 算术强度",
+        "weights_only_intensity": "decode 强度（只算权重，虚线圈）",
+        "tokens_per_s": "decode 总吞吐（所有请求）",
+        "memory_gb": "显存占用（权重 + B 个请求的 KV 与状态）",
+        "max_batch": "放得下的请求数",
+        "capacity": "显存放不下：整份权重加上 B 个请求的 KV 与状态超过了这张卡的显存，"
+                    "这个上下文长度下最多只能放 {max_batch} 个请求。",
+        "roofline": "对数坐标的屋顶线图：横轴算术强度，纵轴可达算力；绿点 prefill，蓝点 decode，"
+                    "虚线圈 decode 只算权重，紫色小点 decode 注意力",
+        "bytes_caption": "每一步读写的字节（同一比例尺）",
+        "x": "算术强度（FLOP / 字节）", "y": "可达算力（TFLOP/s）", "roof": "屋顶线", "ridge": "拐点",
+        "prefill": "prefill", "decode": "decode", "weights_only": "decode（只算权重）",
+        "attention": "decode 注意力", "compute": "算力受限", "memory": "带宽受限",
+        "weights": "权重", "state": "递归状态", "kv": "KV cache", "bars": "每一步读写的字节",
+        "on": "（{gpu}）",
+    },
+    "en": {
+        "title": "Roofline: where prefill and decode land",
+        "T": "Prompt length T (tokens)",
+        "B": "Batch B (requests)",
+        "context": "Cached context per request (tokens)",
+        "prefill_ms": "Prefill step",
+        "prefill_intensity": "Prefill intensity",
+        "decode_ms": "Decode step",
+        "decode_intensity": "Decode intensity",
+        "weights_only_intensity": "Decode intensity, weights only (open circle)",
+        "tokens_per_s": "Decode throughput (all requests)",
+        "memory_gb": "Memory in use (weights + B requests' KV and state)",
+        "max_batch": "Requests that fit",
+        "capacity": "Out of memory: the whole checkpoint plus B requests' KV and state exceed this GPU's memory; "
+                    "at this context at most {max_batch} requests fit.",
+        "roofline": "Log-log roofline: arithmetic intensity against attainable compute; green prefill, blue decode, "
+                    "open circle decode weights only, small purple point decode attention",
+        "bytes_caption": "Bytes moved per step (one scale)",
+        "x": "Arithmetic intensity (FLOP / byte)", "y": "Attainable compute (TFLOP/s)", "roof": "Roofline",
+        "ridge": "Ridge", "prefill": "prefill", "decode": "decode", "weights_only": "decode (weights only)",
+        "attention": "decode attention", "compute": "compute-bound", "memory": "memory-bound",
+        "weights": "weights", "state": "recurrent state", "kv": "KV cache", "bars": "Bytes moved per step",
+        "on": " ({gpu})",
+    },
+}
+
+WIDGET = Widget(
+    controls=(
+        Range("T", default=4, min=1, max=32_768, log=True),
+        Range("B", default=1, min=1, max=1_024, log=True),
+        Range("context", default=4, min=1, max=131_072, log=True),
+        choices.hardware(),
+        choices.model(),
+        choices.state_dtype(),
+    ),
+    layout=(
+        Controls(),
+        Readouts(
+            Readout("prefill_ms", note="prefill_bound"), "prefill_intensity",
+            Readout("decode_ms", note="decode_bound"), "decode_intensity",
+            "weights_only_intensity", "tokens_per_s", "memory_gb", "max_batch",
+        ),
+        Flag("capacity"),
+        Figure("roofline"),
+        Svg("bytes", caption="bytes_caption"),
+    ),
 )
 
 # Fixed axes (log10 of FLOP/byte and of TFLOP/s) so that switching GPU moves the roof, not the frame.
@@ -29,26 +91,10 @@ Y_RANGE = (round(math.log10(0.3), 6), round(math.log10(5e3), 6))
 COLOURS = {"prefill": "#16a34a", "decode": "#2563eb", "weights": "#94a3b8", "state": "#9333ea", "kv": "#f97316",
            "attention": "#a855f7", "roof": "#374151"}
 
-TEXT = {
-    "zh": {
-        "x": "算术强度（FLOP / 字节）", "y": "可达算力（TFLOP/s）", "roof": "屋顶线", "ridge": "拐点",
-        "prefill": "prefill", "decode": "decode", "weights_only": "decode（只算权重）",
-        "attention": "decode 注意力", "compute": "算力受限", "memory": "带宽受限",
-        "weights": "权重", "state": "递归状态", "kv": "KV cache", "bars": "每一步读写的字节", "on": "（%s）",
-    },
-    "en": {
-        "x": "Arithmetic intensity (FLOP / byte)", "y": "Attainable compute (TFLOP/s)", "roof": "Roofline",
-        "ridge": "Ridge", "prefill": "prefill", "decode": "decode", "weights_only": "decode (weights only)",
-        "attention": "decode attention", "compute": "compute-bound", "memory": "memory-bound",
-        "weights": "weights", "state": "recurrent state", "kv": "KV cache", "bars": "Bytes moved per step",
-        "on": " (%s)",
-    },
-}
-
 
 def render(state) -> dict:
     """The roofline view for any state (invalid values replaced by defaults or clamped)."""
-    s = coerce_state(PARAMS, state)
+    s = WIDGET.coerce(state)
     t = TEXT[s["lang"]]
     hw, m = presets.hardware(s["hardware"]), presets.model(s["model"])
     pre = roofline.prefill(m, hw, tokens=s["T"], state_dtype=s["state_dtype"])
@@ -59,6 +105,7 @@ def render(state) -> dict:
     resident = weights + s["B"] * per_request
     ridge = roofline.ridge_point(hw)
     weights_only = dec.flops / dec.bytes_by_kind["weights"]
+    on_gpu = t["on"].format(gpu=hw.short_name)
 
     def both(fn) -> str:
         return f"prefill {fn(pre)} · decode {fn(dec)}"
@@ -77,10 +124,9 @@ def render(state) -> dict:
         "memory_gb": output(resident / 1e9, f"{resident / 1e9:,.1f} GB"),
         "max_batch": output(fits, fmt_grouped(fits)),
         # The values behind the roofline formula's clickable terms (lessons/terms.yml).
-        "peak": output(hw.peak_flops_per_s, f"{hw.peak_flops_per_s / 1e12:g} TFLOP/s{t['on'] % hw.short_name}"),
-        "bandwidth": output(hw.bandwidth_bytes_per_s,
-                            f"{hw.bandwidth_bytes_per_s / 1e12:g} TB/s{t['on'] % hw.short_name}"),
-        "ridge": output(ridge, f"{fmt_sig(ridge)} FLOP/B{t['on'] % hw.short_name}"),
+        "peak": output(hw.peak_flops_per_s, f"{hw.peak_flops_per_s / 1e12:g} TFLOP/s{on_gpu}"),
+        "bandwidth": output(hw.bandwidth_bytes_per_s, f"{hw.bandwidth_bytes_per_s / 1e12:g} TB/s{on_gpu}"),
+        "ridge": output(ridge, f"{fmt_sig(ridge)} FLOP/B{on_gpu}"),
         "step_flops": output(dec.flops, both(lambda e: fmt_flops(e.flops))),
         "step_bytes": output(dec.bytes, both(lambda e: fmt_bytes(e.bytes))),
         "step_time": output(dec.time_s * 1e3, both(lambda e: fmt_ms(e.time_s))),
@@ -165,7 +211,7 @@ def _byte_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> str:
     parts = []
     for i, (label, e) in enumerate(((f"prefill T={s['T']:,}", pre), (f"decode B={s['B']:,}", dec))):
         y = 10 + i * (bar_h + gap)
-        parts.append(svg.text(label, {"x": 0, "y": y + bar_h * 0.7, "class": "bar-label"}))
+        parts.append(svg.text(label, {"x": 0, "y": y + bar_h * 0.7, "class": "svg-label"}))
         x = float(label_w)
         for kind in ("weights", "state", "kv"):
             n = e.bytes_by_kind[kind]
@@ -173,13 +219,13 @@ def _byte_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> str:
             parts.append(svg.element("rect", {"x": x, "y": y, "width": w, "height": bar_h, "fill": COLOURS[kind],
                                               "data-kind": kind}, svg.text_node("title", f"{t[kind]}: {fmt_bytes(n)}")))
             if w > 70:
-                parts.append(svg.text(fmt_bytes(n), {"x": x + 4, "y": y + bar_h * 0.7, "class": "bar-value"}))
+                parts.append(svg.text(fmt_bytes(n), {"x": x + 4, "y": y + bar_h * 0.7, "class": "svg-value"}))
             x += w
-        parts.append(svg.text(fmt_bytes(e.bytes), {"x": min(x + 4, width - 4), "y": y - 2, "class": "bar-total",
+        parts.append(svg.text(fmt_bytes(e.bytes), {"x": min(x + 4, width - 4), "y": y - 2, "class": "svg-muted",
                                                   "text-anchor": "end"}))
     legend_y = 10 + 2 * (bar_h + gap) + 4
     for j, kind in enumerate(("weights", "state", "kv")):
         lx = label_w + j * 150
         parts.append(svg.element("rect", {"x": lx, "y": legend_y, "width": 12, "height": 12, "fill": COLOURS[kind]}))
-        parts.append(svg.text(t[kind], {"x": lx + 16, "y": legend_y + 11, "class": "legend"}))
+        parts.append(svg.text(t[kind], {"x": lx + 16, "y": legend_y + 11, "class": "svg-label"}))
     return svg.document(width, legend_y + 20, t["bars"], *parts, css_class="byte-bars")

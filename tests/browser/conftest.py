@@ -6,24 +6,18 @@ counted, and any console error or uncaught exception fails the test.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import json
-import os
-import threading
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
 import build
-from build import js_number
+from builder.chromium import ARGS, executable
+from builder.serve import Server
+from builder.templates import js_number
 from sim import widgets
 
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-]
 READY_TIMEOUT_MS = 60_000
 
 
@@ -36,10 +30,10 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
-    chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    chromium = executable()
     if not Path(chromium).exists():
         pytest.exit(f"Chromium not found at {chromium}: install Debian's chromium or set CHROMIUM", returncode=3)
-    return {**browser_type_launch_args, "executable_path": chromium, "args": CHROMIUM_ARGS}
+    return {**browser_type_launch_args, "executable_path": chromium, "args": ARGS}
 
 
 @pytest.fixture(scope="session")
@@ -49,28 +43,11 @@ def built_site(tmp_path_factory) -> Path:
     return out
 
 
-class Server:
-    def __init__(self, directory: Path):
-        self.log: list[str] = []
-        server = self
-
-        class Handler(http.server.SimpleHTTPRequestHandler):
-            def log_message(self, format, *args):  # noqa: A002 - fixed by http.server
-                server.log.append(format % args)
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(directory)))
-        self.origin = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def url(self, path: str = "") -> str:
-        return f"{self.origin}/{path}"
-
-
 @pytest.fixture(scope="session")
 def server(built_site):
     s = Server(built_site)
     yield s
-    s.httpd.shutdown()
+    s.close()
 
 
 @pytest.hookimpl(hookwrapper=True)

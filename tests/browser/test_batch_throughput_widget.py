@@ -1,10 +1,12 @@
 """The batch-throughput widget in a real Chromium with a real Pyodide."""
 
 import json
+import re
 
 import pytest
 from playwright.sync_api import expect
 
+from sim.widgets import batch_throughput
 from tests.browser.conftest import cpython_view, open_ready, show_figures, wait_for_output
 
 LESSON = "inference-vs-training/"
@@ -21,7 +23,7 @@ def test_page_reads_before_python_and_becomes_ready(site_page, server):
     site_page.goto(server.url(LESSON))
     widget = site_page.locator(f"#{ID}")
     expect(widget.locator('output[name="total_tokens_per_s"]')).to_have_text("1,542 tok/s")
-    expect(widget.locator(".batch-table tr.limit th")).to_have_text("58（上限）")
+    expect(widget.locator('.widget-table tr[data-batch="58"] th .warn')).to_have_text("58（上限）")
     show_figures(widget)
     expect(widget).to_have_attribute("data-state", "ready", timeout=60_000)
     expect(widget.locator('input[name="B"]')).to_be_enabled()
@@ -31,7 +33,8 @@ def test_moving_b_changes_both_throughputs(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), ID)
     total_before = output(widget, "total_tokens_per_s")
     each_before = output(widget, "per_request_tokens_per_s")
-    widget.locator(f"#{ID}-B-slider").fill("500")  # the log slider's middle: B = 16
+    position = batch_throughput.WIDGET.control("B").slider_position(16)  # an index into the slider's stops
+    widget.locator(f"#{ID}-B-slider").fill(str(position))
     b = int(widget.locator('input[name="B"]').input_value())
     assert b == 16
     expected = cpython_view(ID, {"B": b, "context": 4096})["outputs"]
@@ -42,7 +45,7 @@ def test_moving_b_changes_both_throughputs(site_page, server):
     show_figures(widget)
     marker = widget.locator('[data-figure="throughput"]').evaluate("el => el.data[el.data.length - 1].x")
     assert marker == [16, 16]
-    expect(widget.locator(".batch-table tr.current")).to_have_count(0)
+    expect(widget.locator(".widget-table tr.current")).to_have_count(0)
 
 
 def test_pushing_b_past_the_memory_limit_raises_the_flag(site_page, server):
@@ -65,8 +68,8 @@ def test_switching_hardware_recomputes_the_table(site_page, server):
     widget.locator('select[name="hardware"]').select_option("h200-sxm")
     expected = cpython_view(ID, {"hardware": "h200-sxm"})
     wait_for_output(widget, "max_batch", expected["outputs"]["max_batch"]["value"])
-    first_row = widget.locator('.batch-table tr[data-batch="1"] td').first
-    expect(first_row).to_have_text(expected["svg"]["table"].split("<td>")[1].split("</td>")[0])
+    first_row = widget.locator('.widget-table tr[data-batch="1"] td').first
+    expect(first_row).to_have_text(re.search(r"<td[^>]*>([^<]*)</td>", expected["svg"]["table"]).group(1))
 
 
 @pytest.mark.parametrize("state", [

@@ -40,7 +40,7 @@ def test_a_wrong_prediction_is_graded_wrong_from_the_keyboard(site_page, server)
     expect(box.locator('output[name="verdict"]')).to_have_text(predicted(None)["outputs"]["verdict"]["text"])
 
 
-def test_every_numeric_checkpoint_grades_its_own_answer(site_page, server):
+def test_every_numeric_question_grades_its_own_answer(site_page, server):
     open_ready(site_page, server.url(LESSON), "q2")
     boxes = site_page.locator('[data-widget="predict"]')
     assert boxes.count() >= 5

@@ -4,6 +4,7 @@ import json
 
 from playwright.sync_api import expect
 
+from sim.widgets import latency_budget
 from tests.browser.conftest import cpython_view, open_ready, wait_for_output
 
 LESSON = "inference-vs-training/"
@@ -48,7 +49,8 @@ def test_editing_tpot_switches_to_custom_and_updates_e2e(site_page, server):
     expect(widget.locator('output[name="e2e_s"]')).to_have_text("25.2 s")
     expect(widget.locator('output[name="priority"]')).to_contain_text("自定义")
     # The slider followed the number box, and the timeline was redrawn from Python's SVG.
-    assert widget.locator(f"#{ID}-tpot_ms-slider").input_value() == "566"  # log(50) / log(1000)
+    position = latency_budget.WIDGET.control("tpot_ms").slider_position(50)  # an index into the slider's stops
+    assert widget.locator(f"#{ID}-tpot_ms-slider").input_value() == str(position)
     expect(widget.locator('[data-svg="timeline"] svg')).to_have_attribute("aria-label", "一次请求的时间线：TTFT 200 ms，TPOT × 500 个 token = 25 s，共 25.2 s")
 
 

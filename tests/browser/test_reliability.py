@@ -108,7 +108,7 @@ def test_hostile_url_values_fall_back_to_valid_state(site_page, server, path, bu
     for value in HOSTILE:
         query = {}
         for widget_id, name in ids:
-            for param in widgets.load(name).PARAMS:
+            for param in widgets.load(name).WIDGET.controls:
                 query[f"{widget_id}.{param.name}"] = value
             query[f"{widget_id}.nosuch"] = value
         query["x.y"] = value
@@ -120,7 +120,7 @@ def test_hostile_url_values_fall_back_to_valid_state(site_page, server, path, bu
         site_page.wait_for_function("ids => ids.every(i => window.inferlab.views[i] !== undefined)",
                                     arg=[i for i, _ in ids])
         for widget_id, name in ids:
-            raw = {p.name: value for p in widgets.load(name).PARAMS}
+            raw = {p.name: value for p in widgets.load(name).WIDGET.controls}
             assert browser_view(site_page, widget_id) == cpython_view(name, raw), (widget_id, value)
         assert site_page.locator("img[src=x]").count() == 0
         assert site_page.evaluate("typeof window.__xss") == "undefined"

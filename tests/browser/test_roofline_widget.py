@@ -5,6 +5,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
+from sim.widgets import roofline as roofline_widget
 from tests.browser.conftest import browser_view, cpython_view, open_ready, show_figures, wait_for_output
 
 LESSON = "prefill-decode/"
@@ -40,18 +41,25 @@ def test_slider_moves_update_readouts_and_plot(site_page, server):
     plot = show_figures(widget).locator('[data-figure="roofline"]')
     before_x = plot.evaluate("el => el.data[2].x[0]")
     slider = widget.locator("#roofline-T-slider")
-    slider.fill("733")  # the log slider's position for T ~ 2048
+    stops = [int(v) for v in slider.get_attribute("data-stops").split(",")]
+    assert stops == list(roofline_widget.WIDGET.control("T").stops())  # the page only looks positions up
+    position = next(i for i, v in enumerate(stops) if v >= 2048)
+    slider.fill(str(position))  # a log slider: its position is an index into the stops Python rendered
     t = int(widget.locator('input[name="T"]').input_value())
-    assert 1900 < t < 2200
+    assert t == stops[position] and 2000 < t < 2200
+    assert slider.get_attribute("aria-valuetext") == str(t)  # read out as the value, not the position
     wait_for_output(widget, "prefill_ms", expected(site_page, T=t)["outputs"]["prefill_ms"]["value"])
     assert plot.evaluate("el => el.data[2].x[0]") > 100 * before_x
-    # Keyboard: a focused slider steps with the arrow keys and jumps with Home/End.
+    # Keyboard: the browser's own; arrows step one stop, Home/End jump to the ends.
     slider.focus()
     slider.press("End")
     expect(widget.locator('input[name="T"]')).to_have_value("32768")
     slider.press("ArrowLeft")
-    expect(widget.locator('input[name="T"]')).to_have_value(str(round(32768 / 1.05)))
-    wait_for_output(widget, "prefill_ms", expected(site_page, T=round(32768 / 1.05))["outputs"]["prefill_ms"]["value"])
+    expect(widget.locator('input[name="T"]')).to_have_value(str(stops[-2]))
+    wait_for_output(widget, "prefill_ms", expected(site_page, T=stops[-2])["outputs"]["prefill_ms"]["value"])
+    # A typed value places the thumb on the last stop not above it.
+    widget.locator('input[name="T"]').fill("3000")
+    expect(slider).to_have_value(str(max(i for i, v in enumerate(stops) if v <= 3000)))
     assert expected(site_page, T=32768)["outputs"]["prefill_bound"]["text"] == "算力受限"
 
 

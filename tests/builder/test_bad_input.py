@@ -1,168 +1,341 @@
-"""Every class of bad lesson input fails the build with `file:line: message` (DESIGN.md §5)."""
+"""Every class of bad lesson input fails the build with `file:line: message` and exit status 2, and leaves
+the previous site untouched (DESIGN.md §5)."""
 
-import subprocess
-import sys
+import os
+import re
+import shutil
 from pathlib import Path
 
 import pytest
 
 import build
-from builder.problems import BuildFailed
 
-FRONT = "---\ntitle: 课\nslug: {slug}\norder: 1\nsummary: 摘要\nminutes: 5\n---\n"
-BODY_LINE = 8  # first body line after FRONT
-COURSE = "- slug: one\n  title: 一\n- slug: two\n  title: 二\n- slug: later\n  title: 以后\n"
-TERMS = "peak:\n  zh: {name: 峰值, unit: FLOP/s, text: 每秒最多的运算。}\n  output: peak\n  control: hardware\n"
+FRONT = "---\ntitle: 课\nsummary: 摘要\nminutes: 5\n---\n"
+BODY_LINE = 6  # first body line after FRONT
+PLAN = ("one", "two", "later")
+TERMS = "peak: {output: peak, control: hardware}\n"
+TERM_WORDS = "terms:\n  peak: {name: 峰值, unit: FLOP/s, text: 每秒最多的运算。}\n"
+PROBLEM = re.compile(r"^(.*?):(\d+): (.*)$")
+
+
+def lesson(body: str) -> str:
+    return FRONT + body
 
 
 def write_lessons(root: Path, files: dict[str, str | bytes]) -> Path:
+    """A lessons folder: the plan, the glossary, and `files` (paths under lessons/, default zh/); each language
+    folder gets a catalog with titles for the planned lessons not written in it, unless a test writes one."""
     lessons = root / "lessons"
-    (lessons / "zh").mkdir(parents=True)
-    (lessons / "course.yml").write_text(COURSE, encoding="utf-8")
+    lessons.mkdir(parents=True)
+    (lessons / "course.yml").write_text("".join(f"- {slug}\n" for slug in PLAN), encoding="utf-8")
     (lessons / "terms.yml").write_text(TERMS, encoding="utf-8")
     for name, content in files.items():
-        path = lessons / "zh" / name
+        path = lessons / (name if "/" in name else f"zh/{name}")
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    for folder in (p for p in lessons.iterdir() if p.is_dir()):
+        catalog = folder / "catalog.yml"
+        if not catalog.exists():
+            upcoming = [s for s in PLAN if not (folder / f"{s}.md").exists()]
+            catalog.write_text(("upcoming:\n" + "".join(f"  {s}: {s}\n" for s in upcoming) if upcoming else "")
+                               + TERM_WORDS, encoding="utf-8")
     return lessons
 
 
-def problems_of(tmp_path: Path, files: dict[str, str | bytes]) -> list[tuple[str, int, str]]:
-    lessons = write_lessons(tmp_path, files)
-    with pytest.raises(BuildFailed) as failed:
-        build.build(build.Paths(lessons=lessons, out=tmp_path / "_site"))
-    assert not (tmp_path / "_site").exists()
-    return [(p.path.name, p.line, p.message) for p in failed.value.problems]
+@pytest.fixture(scope="module")
+def previous_site(tmp_path_factory) -> Path:
+    """A good site, built once: every failing build below must leave a copy of it exactly as it was."""
+    root = tmp_path_factory.mktemp("previous")
+    out = root / "_site"
+    build.build(build.Paths(lessons=write_lessons(root, {"one.md": lesson("好的课。\n")}), out=out))
+    return out
 
 
-def lesson(body: str, slug: str = "one") -> str:
-    return FRONT.format(slug=slug) + body
+def snapshot(site: Path) -> dict:
+    return {p.relative_to(site): (p.stat().st_ino, p.stat().st_mtime_ns) for p in site.rglob("*")}
 
 
-def assert_one(problems, name: str, line: int, text: str):
-    assert len(problems) == 1, problems
-    assert problems[0][:2] == (name, line), problems
-    assert text in problems[0][2], problems
+def failing_build(tmp_path: Path, previous_site: Path, capsys, **paths) -> list[tuple[str, int, str]]:
+    """Build with the CLI's entry point; it must exit 2 and keep the previous site. Returns (file, line, message)."""
+    out = tmp_path / "_site"
+    shutil.copytree(previous_site, out, copy_function=os.link)
+    before = snapshot(out)
+    if paths:
+        with pytest.raises(build.BuildFailed) as failed:
+            build.build(build.Paths(out=out, **paths))
+        build.report(failed.value)
+    else:
+        assert build.main(["build", "--lessons", str(tmp_path / "lessons"), "--out", str(out)]) == 2
+    assert snapshot(out) == before, "the previous site changed"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("._site")], "a staging folder was left behind"
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("build failed:") and "the previous site is unchanged" in err[-1]
+    return [(Path(m[1]).name, int(m[2]), m[3]) for m in map(PROBLEM.match, err[:-1]) if m]
 
 
-def test_malformed_front_matter_yaml(tmp_path):
-    problems = problems_of(tmp_path, {"a.md": "---\ntitle: [unclosed\nslug: one\n---\n"})
-    assert_one(problems, "a.md", 3, "front matter is not valid YAML")
+def problems_of(tmp_path, previous_site, capsys, files: dict[str, str | bytes]) -> list[tuple[str, int, str]]:
+    write_lessons(tmp_path, files)
+    return failing_build(tmp_path, previous_site, capsys)
 
 
-def test_front_matter_not_closed(tmp_path):
-    assert_one(problems_of(tmp_path, {"a.md": "---\ntitle: x\n"}), "a.md", 1, "not closed by a line '---'")
+@pytest.fixture
+def problems(tmp_path, previous_site, capsys):
+    return lambda files: problems_of(tmp_path, previous_site, capsys, files)
 
 
-def test_front_matter_missing_field(tmp_path):
-    text = "---\ntitle: 课\norder: 1\nsummary: s\nminutes: 5\n---\n"
-    assert_one(problems_of(tmp_path, {"a.md": text}), "a.md", 2, "front matter needs 'slug'")
+def assert_one(found, name: str, line: int, text: str):
+    assert len(found) == 1, found
+    assert found[0][:2] == (name, line), found
+    assert text in found[0][2], found
 
 
-def test_front_matter_wrong_type(tmp_path):
+# --- front matter --------------------------------------------------------------------------------------
+
+def test_malformed_front_matter_yaml(problems):
+    assert_one(problems({"one.md": "---\ntitle: [unclosed\nsummary: s\n---\n"}), "one.md", 3,
+               "front matter is not valid YAML")
+
+
+def test_front_matter_not_closed(problems):
+    assert_one(problems({"one.md": "---\ntitle: x\n"}), "one.md", 1, "not closed by a line '---'")
+
+
+def test_front_matter_missing_field(problems):
+    assert_one(problems({"one.md": "---\ntitle: 课\nminutes: 5\n---\n"}), "one.md", 2, "front matter needs 'summary'")
+
+
+def test_front_matter_wrong_type(problems):
     text = lesson("x\n").replace("minutes: 5", "minutes: five")
-    assert_one(problems_of(tmp_path, {"a.md": text}), "a.md", 6, "'minutes' must be int")
+    assert_one(problems({"one.md": text}), "one.md", 4, "'minutes' must be a whole number of minutes from 1 to 600")
 
 
-def test_duplicate_slug(tmp_path):
-    problems = problems_of(tmp_path, {"a.md": lesson("x\n"), "b.md": lesson("y\n")})
-    assert_one(problems, "b.md", 2, "slug 'one' is already used by")
+def test_front_matter_minutes_out_of_range(problems):
+    assert_one(problems({"one.md": lesson("x\n").replace("minutes: 5", "minutes: 0")}), "one.md", 4,
+               "got 0")
 
 
-def test_slug_not_in_course_plan(tmp_path):
-    assert_one(problems_of(tmp_path, {"a.md": lesson("x\n", slug="nine")}), "a.md", 2, "not in course.yml")
+def test_front_matter_empty_title(problems):
+    assert_one(problems({"one.md": lesson("x\n").replace("title: 课", "title: ''")}), "one.md", 2,
+               "'title' must be text")
 
 
-def test_unknown_directive(tmp_path):
-    problems = problems_of(tmp_path, {"a.md": lesson("段落\n\n::: sidebar\nx\n:::\n")})
-    assert_one(problems, "a.md", BODY_LINE + 2, "unknown directive 'sidebar'")
+def test_front_matter_field_set_twice(problems):
+    text = lesson("x\n").replace("summary: 摘要\n", "summary: 摘要\nsummary: 又一个\n")
+    assert_one(problems({"one.md": text}), "one.md", 4, "'summary' is set twice (lines 3 and 4)")
 
 
-def test_unknown_widget(tmp_path):
-    problems = problems_of(tmp_path, {"a.md": lesson("::: widget rooflin\n:::\n")})
-    assert_one(problems, "a.md", BODY_LINE, "unknown widget 'rooflin'; known:")
+def test_front_matter_unknown_field(problems):
+    text = lesson("x\n").replace("minutes: 5\n", "minutes: 5\nauthor: 我\n")
+    assert_one(problems({"one.md": text}), "one.md", 5, "unknown front matter field 'author'")
 
 
-def test_widget_config_not_a_mapping(tmp_path):
-    problems = problems_of(tmp_path, {"a.md": lesson("::: widget roofline\n- T\n:::\n")})
-    assert_one(problems, "a.md", BODY_LINE + 1, "widget settings must be a mapping")
+@pytest.mark.parametrize("field, says", [("slug: one", "the file name is the slug"),
+                                         ("order: 1", "lessons/course.yml, sets the order")])
+def test_front_matter_fields_that_live_elsewhere_say_where(problems, field, says):
+    text = lesson("x\n").replace("minutes: 5\n", f"minutes: 5\n{field}\n")
+    assert_one(problems({"one.md": text}), "one.md", 5, says)
 
 
-def test_widget_config_unknown_parameter(tmp_path):
-    problems = problems_of(tmp_path, {"a.md": lesson("::: widget roofline\nT: 4\nbatch: 2\n:::\n")})
-    assert_one(problems, "a.md", BODY_LINE + 2, "unknown parameter 'batch'")
+def test_byte_order_mark_is_accepted(tmp_path):
+    lessons = write_lessons(tmp_path, {"one.md": b"\xef\xbb\xbf" + lesson("带 BOM 的课。\n").encode()})
+    build.build(build.Paths(lessons=lessons, out=tmp_path / "_site"))
+    assert "<h1>课</h1>" in (tmp_path / "_site" / "one" / "index.html").read_text(encoding="utf-8")
 
 
-def test_widget_config_out_of_range(tmp_path):
-    problems = problems_of(tmp_path, {"a.md": lesson("::: widget roofline\nB: 2000\n:::\n")})
-    assert_one(problems, "a.md", BODY_LINE + 1, "B must be a whole number from 1 to 1,024, got 2000")
+def test_lesson_not_utf8(problems):
+    assert_one(problems({"one.md": lesson("中文\n").encode("gb18030")}), "one.md", 1, "not UTF-8 text")
 
 
-def test_unknown_preset_key(tmp_path):
-    problems = problems_of(tmp_path, {"a.md": lesson("::: widget roofline\nhardware: h900\n:::\n")})
-    assert_one(problems, "a.md", BODY_LINE + 1, "hardware must be one of a100-sxm-80gb")
+def test_file_name_is_not_a_slug(problems):
+    found = problems({"one.md": lesson("x\n"), "Two Words.md": lesson("y\n")})
+    assert_one(found, "Two Words.md", 1, "the file name is the lesson's slug")
 
 
-def test_unknown_formula_term(tmp_path):
-    problems = problems_of(tmp_path, {"a.md": lesson("::: formula\nt = \\term{speed}{v}\n:::\n")})
-    assert_one(problems, "a.md", BODY_LINE + 1, "unknown term 'speed'; known: peak")
+def test_lesson_not_in_course_plan(problems):
+    assert_one(problems({"one.md": lesson("x\n"), "nine.md": lesson("y\n")}), "nine.md", 1,
+               "lesson 'nine' is not in course.yml")
 
 
-def test_formula_names_a_widget_not_on_the_page(tmp_path):
-    problems = problems_of(tmp_path, {"a.md": lesson("::: formula roofline\nt = \\term{peak}{\\pi}\n:::\n")})
-    assert_one(problems, "a.md", BODY_LINE, "widget id 'roofline', which is not on this page")
+def test_no_lesson_in_the_default_language(problems):
+    found = problems({"en/one.md": lesson("x\n")})
+    assert_one(found, "zh", 1, "no lesson in the default language (zh)")
 
 
-def test_latex_that_cannot_render(tmp_path):
-    problems = problems_of(tmp_path, {"a.md": lesson("文字\n\n$\\left( x$\n")})
-    assert_one(problems, "a.md", BODY_LINE + 2, "cannot render LaTeX")
+def test_a_language_folder_the_site_does_not_know(problems):
+    found = problems({"one.md": lesson("x\n"), "fr/one.md": lesson("x\n")})
+    assert_one(found, "fr", 1, "'fr' is not a site language (zh, en): add its code to sim/languages.py")
 
 
-def test_latex_rendered_as_literal_text(tmp_path):
-    problems = problems_of(tmp_path, {"a.md": lesson("$\\htmlClass{x}{y}$\n")})
-    assert_one(problems, "a.md", BODY_LINE, "LaTeX command \\htmlClass is not supported")
+# --- the page: directives, widgets, math, links, ids, unsafe markup --------------------------------------
+
+def test_unknown_directive(problems):
+    assert_one(problems({"one.md": lesson("段落\n\n::: sidebar\nx\n:::\n")}), "one.md", BODY_LINE + 2,
+               "unknown directive 'sidebar'")
 
 
-def test_link_to_unknown_lesson(tmp_path):
-    problems = problems_of(tmp_path, {"a.md": lesson("[下一课](lesson:tow)\n")})
-    assert_one(problems, "a.md", BODY_LINE, "link to lesson 'tow', which is not in lessons/course.yml")
+def test_directive_not_closed(problems):
+    assert_one(problems({"one.md": lesson("段落\n\n::: details 摘要\nx\n")}), "one.md", BODY_LINE + 2,
+               "directive 'details' is not closed by a line of colons")
 
 
-def test_anchor_missing_on_this_page(tmp_path):
-    problems = problems_of(tmp_path, {"a.md": lesson("## 标题 {#x}\n\n[跳](#nowhere)\n")})
-    assert_one(problems, "a.md", BODY_LINE + 2, "#nowhere is not an id on this page")
+def test_unknown_widget(problems):
+    assert_one(problems({"one.md": lesson("::: widget rooflin\n:::\n")}), "one.md", BODY_LINE,
+               "unknown widget 'rooflin'; known:")
 
 
-def test_anchor_missing_on_another_lesson(tmp_path):
-    problems = problems_of(tmp_path, {"a.md": lesson("[看](lesson:two#faq)\n"),
-                                      "b.md": lesson("{#intro}\n## 开头\n", slug="two")})
-    assert_one(problems, "a.md", BODY_LINE, "#faq is not an id on lesson 'two'")
+def test_widget_config_not_a_mapping(problems):
+    assert_one(problems({"one.md": lesson("::: widget roofline\n- T\n:::\n")}), "one.md", BODY_LINE + 1,
+               "widget settings must be a mapping")
 
 
-def test_relative_link(tmp_path):
-    problems = problems_of(tmp_path, {"a.md": lesson("[看](../two/)\n")})
-    assert_one(problems, "a.md", BODY_LINE, "link to another lesson with lesson:SLUG")
+def test_widget_config_unknown_parameter(problems):
+    assert_one(problems({"one.md": lesson("::: widget roofline\nT: 4\nbatch: 2\n:::\n")}), "one.md",
+               BODY_LINE + 2, "unknown parameter 'batch'")
 
 
-def test_inline_expression_that_fails(tmp_path):
-    problems = problems_of(tmp_path, {"a.md": lesson("约 {sim}`ms(decode(anchor, h100, batch=1, context=-4).time_s)`\n")})
-    assert_one(problems, "a.md", BODY_LINE, "context must be a whole number from 0")
+def test_widget_config_out_of_range(problems):
+    assert_one(problems({"one.md": lesson("::: widget roofline\nB: 2000\n:::\n")}), "one.md", BODY_LINE + 1,
+               "B must be a whole number from 1 to 1,024, got 2000")
 
 
-def test_lesson_not_utf8(tmp_path):
-    problems = problems_of(tmp_path, {"a.md": lesson("中文\n").encode("gb18030")})
-    assert_one(problems, "a.md", 1, "not UTF-8 text")
+def test_unknown_preset_key(problems):
+    assert_one(problems({"one.md": lesson("::: widget roofline\nhardware: h900\n:::\n")}), "one.md",
+               BODY_LINE + 1, "hardware must be one of a100-sxm-80gb")
 
 
-def test_check_reports_every_problem_at_once(tmp_path):
-    lessons = write_lessons(tmp_path, {
-        "a.md": lesson("$\\nope$\n\n::: widget roofline\nT: 0\nB: 0\n:::\n\n[x](lesson:zzz)\n"),
-        "b.md": "no front matter\n",
+def test_unknown_formula_term(problems):
+    assert_one(problems({"one.md": lesson("::: formula\nt = \\term{speed}{v}\n:::\n")}), "one.md",
+               BODY_LINE + 1, "unknown term 'speed'; known: peak")
+
+
+def test_formula_names_a_widget_not_on_the_page(problems):
+    assert_one(problems({"one.md": lesson("::: formula roofline\nt = \\term{peak}{\\pi}\n:::\n")}), "one.md",
+               BODY_LINE, "widget id 'roofline', which is not on this page")
+
+
+def test_latex_that_cannot_render(problems):
+    assert_one(problems({"one.md": lesson("文字\n\n$\\left( x$\n")}), "one.md", BODY_LINE + 2, "cannot render LaTeX")
+
+
+def test_latex_rendered_as_literal_text(problems):
+    assert_one(problems({"one.md": lesson("$\\htmlClass{x}{y}$\n")}), "one.md", BODY_LINE,
+               "LaTeX command \\htmlClass is not supported")
+
+
+def test_link_to_unknown_lesson(problems):
+    assert_one(problems({"one.md": lesson("[下一课](lesson:tow)\n")}), "one.md", BODY_LINE,
+               "link to lesson 'tow', which is not in lessons/course.yml")
+
+
+def test_anchor_missing_on_this_page(problems):
+    assert_one(problems({"one.md": lesson("## 标题 {#x}\n\n[跳](#nowhere)\n")}), "one.md", BODY_LINE + 2,
+               "#nowhere is not an id on this page")
+
+
+def test_anchor_missing_on_another_lesson(problems):
+    found = problems({"one.md": lesson("[看](lesson:two#faq)\n"), "two.md": lesson("{#intro}\n## 开头\n")})
+    assert_one(found, "one.md", BODY_LINE, "#faq is not an id on lesson 'two'")
+
+
+def test_anchor_checked_on_the_same_language_page(problems):
+    # two is written in English only: from the Chinese page it is upcoming, and #faq is checked nowhere;
+    # from the English page the link goes to the English two, which has no #faq.
+    found = problems({"one.md": lesson("[看](lesson:two#faq)\n"), "en/one.md": lesson("[see](lesson:two#faq)\n"),
+                      "en/two.md": lesson("{#intro}\n## Start\n")})
+    assert_one(found, "one.md", BODY_LINE, "#faq is not an id on lesson 'two'")
+    assert found[0][0] == "one.md"
+
+
+def test_relative_link(problems):
+    assert_one(problems({"one.md": lesson("[看](../two/)\n")}), "one.md", BODY_LINE,
+               "link to another lesson with lesson:SLUG")
+
+
+def test_inline_expression_that_fails(problems):
+    found = problems({"one.md": lesson("约 {sim}`ms(decode(anchor, h100, batch=1, context=-4).time_s)`\n")})
+    assert_one(found, "one.md", BODY_LINE, "context must be a whole number from 0")
+
+
+def test_two_elements_with_the_same_id_name_both_lines(problems):
+    found = problems({"one.md": lesson("{#question}\n## 问题\n\n正文\n\n{#question}\n## 又一个问题\n")})
+    assert_one(found, "one.md", BODY_LINE + 6, f"id 'question' is used twice on this page (lines {BODY_LINE + 1} "
+                                               f"and {BODY_LINE + 6})")
+
+
+def test_a_heading_id_that_a_widget_already_uses(problems):
+    found = problems({"one.md": lesson("::: widget roofline\n:::\n\n{#roofline-T}\n## T\n")})
+    assert_one(found, "one.md", BODY_LINE + 4, f"id 'roofline-T' is used twice on this page (lines {BODY_LINE} and")
+
+
+@pytest.mark.parametrize("body, says", [
+    ("段落\n\n<script>alert(1)</script>\n", "raw <script> is not allowed"),
+    ('段落\n\n<p onclick="alert(1)">点</p>\n', "event-handler attribute onclick="),
+    ("段落\n\n[点](javascript:alert(1))\n", "javascript: URL"),
+    ("段落\n\n$\\href{javascript:alert(1)}{x}$\n", "javascript: URL in href="),
+])
+def test_markup_the_content_security_policy_would_block(problems, body, says):
+    assert_one(problems({"one.md": lesson(body)}), "one.md", BODY_LINE + 2, says)
+
+
+def test_every_problem_is_reported_at_once(tmp_path, previous_site, capsys):
+    write_lessons(tmp_path, {
+        "one.md": lesson("$\\nope$\n\n::: widget roofline\nT: 0\nB: 0\n:::\n\n[x](lesson:zzz)\n"),
+        "two.md": "no front matter\n",
     })
-    result = subprocess.run([sys.executable, "build.py", "check", "--lessons", str(lessons)],
-                            cwd=build.ROOT, capture_output=True, text=True)
-    assert result.returncode == 2
-    lines = [line for line in result.stderr.splitlines() if ".md:" in line]
-    located = [line.split(": ", 1)[0].rsplit("/", 1)[-1] for line in lines]
-    assert located == ["b.md:1", f"a.md:{BODY_LINE}", f"a.md:{BODY_LINE + 3}", f"a.md:{BODY_LINE + 4}",
-                       f"a.md:{BODY_LINE + 7}"], result.stderr
-    assert "5 problem(s)" in result.stderr
+    found = failing_build(tmp_path, previous_site, capsys)
+    assert [(name, line) for name, line, _ in found] == [
+        ("two.md", 1), ("one.md", BODY_LINE), ("one.md", BODY_LINE + 3), ("one.md", BODY_LINE + 4),
+        ("one.md", BODY_LINE + 7)]
+
+
+# --- the course plan, the catalogs and the glossary ------------------------------------------------------
+
+def test_planned_lesson_without_a_title_in_a_language(tmp_path, previous_site, capsys):
+    lessons = write_lessons(tmp_path, {"one.md": lesson("x\n"), "zh/catalog.yml": "upcoming:\n  two: 二\n" + TERM_WORDS})
+    found = failing_build(tmp_path, previous_site, capsys)
+    assert_one(found, "catalog.yml", 1, "planned lesson 'later' has no zh title")
+    assert lessons.is_dir()
+
+
+def test_a_title_in_two_homes(problems):
+    found = problems({"one.md": lesson("x\n"), "zh/catalog.yml": "upcoming:\n  one: 一\n  two: 二\n  later: 后\n"
+                                                                 + TERM_WORDS})
+    assert_one(found, "catalog.yml", 2, "'one' is written in zh (one.md), whose front matter holds its title")
+
+
+def test_plan_lists_a_slug_twice(tmp_path, previous_site, capsys):
+    write_lessons(tmp_path, {"one.md": lesson("x\n")})
+    (tmp_path / "lessons" / "course.yml").write_text("- one\n- two\n- one\n- later\n", encoding="utf-8")
+    assert_one(failing_build(tmp_path, previous_site, capsys), "course.yml", 3, "'one' is listed twice (line 1)")
+
+
+def test_term_without_words_in_a_language(problems):
+    found = problems({"one.md": lesson("x\n"), "en/one.md": lesson("x\n"),
+                      "en/catalog.yml": "upcoming:\n  two: Two\n  later: Later\nterms:\n  peak: {name: peak, unit: FLOP/s}\n"})
+    assert_one(found, "catalog.yml", 5, "term 'peak' needs text in en")
+
+
+def site_catalogs(tmp_path: Path, edit) -> Path:
+    folder = tmp_path / "i18n"
+    shutil.copytree(build.Paths.catalogs, folder)
+    path = folder / "en.yml"
+    path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
+    return folder
+
+
+def test_site_catalog_missing_a_key(tmp_path, previous_site, capsys):
+    lessons = write_lessons(tmp_path, {"one.md": lesson("x\n")})
+    catalogs = site_catalogs(tmp_path, lambda text: text.replace("  retry: Retry\n", ""))
+    found = failing_build(tmp_path, previous_site, capsys, lessons=lessons, catalogs=catalogs)
+    zh_line = (build.Paths.catalogs / "zh.yml").read_text(encoding="utf-8").splitlines().index("  retry: 重试") + 1
+    [(name, line, message)] = found
+    assert name == "en.yml" and message == f"'widget.retry' is missing (it is at zh.yml:{zh_line})"
+    assert (catalogs / "en.yml").read_text(encoding="utf-8").splitlines()[line - 1] == "widget:"
+
+
+def test_site_catalog_placeholders_differ(tmp_path, previous_site, capsys):
+    lessons = write_lessons(tmp_path, {"one.md": lesson("x\n")})
+    catalogs = site_catalogs(tmp_path, lambda text: text.replace('"about {minutes} minutes"', '"about {mins} minutes"'))
+    [(name, line, message)] = failing_build(tmp_path, previous_site, capsys, lessons=lessons, catalogs=catalogs)
+    assert name == "en.yml" and "'lesson.minutes' has placeholders {mins}, but zh.yml:" in message
+    assert "about {mins} minutes" in (catalogs / "en.yml").read_text(encoding="utf-8").splitlines()[line - 1]

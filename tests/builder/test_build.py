@@ -14,6 +14,7 @@ import pytest
 
 import build
 from builder.problems import BuildFailed
+from builder.templates import js_number
 from sim import widgets
 
 HERE = Path(__file__).parent
@@ -121,7 +122,7 @@ def test_bad_lesson_fails_with_file_line_and_keeps_the_old_site(tmp_path, demo_s
     with pytest.raises(BuildFailed) as failed:
         build.build(paths_for(lessons, out))
     [problem] = failed.value.problems
-    assert (problem.path, problem.line) == (bad, 15)
+    assert (problem.path, problem.line) == (bad, 14)
     assert "B must be a whole number from 1 to 1,024, got 5000" in problem.message
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("._site")], "no staging folder left behind"
@@ -130,15 +131,15 @@ def test_bad_lesson_fails_with_file_line_and_keeps_the_old_site(tmp_path, demo_s
 def test_cli_reports_problems_with_exit_status_2(tmp_path):
     lessons = tmp_path / "lessons" / "zh"
     lessons.mkdir(parents=True)
-    (lessons / "x.md").write_text("---\ntitle: x\nslug: x\norder: 1\nsummary: s\nminutes: 1\n---\n\n::: widget nope\n:::\n",
-                                  encoding="utf-8")
+    (lessons.parent / "course.yml").write_text("- x\n", encoding="utf-8")
+    (lessons / "x.md").write_text("---\ntitle: x\nsummary: s\nminutes: 1\n---\n\n::: widget nope\n:::\n", encoding="utf-8")
     for command in ("check", "build"):
         result = subprocess.run(
             [sys.executable, "build.py", command, "--lessons", str(tmp_path / "lessons"), "--out", str(tmp_path / "out")],
             cwd=build.ROOT, capture_output=True, text=True,
         )
         assert result.returncode == 2, result.stderr
-        assert f"{lessons / 'x.md'}:9: unknown widget 'nope'" in result.stderr
+        assert f"{lessons / 'x.md'}:7: unknown widget 'nope'" in result.stderr
     assert not (tmp_path / "out").exists()
 
 
@@ -150,4 +151,38 @@ def test_cli_check_passes_on_the_real_lessons():
 @pytest.mark.parametrize("value, text", [(208.0, "208"), (15.3881, "15.3881"), (1.6e-05, "0.000016"), (2e-8, "2e-8"),
                                          (1e21, "1e+21"), (-0.5, "-0.5"), (7, 7), ("x", "x")])
 def test_numbers_in_pages_print_as_javascript_prints_them(value, text):
-    assert build.js_number(value) == text
+    assert js_number(value) == text
+
+
+def test_pages_per_language_with_links_that_stay_in_their_language(demo_site):
+    zh, en = (demo_site / "demo" / "index.html"), (demo_site / "en" / "demo" / "index.html")
+    zh_page, en_page = zh.read_text(encoding="utf-8"), en.read_text(encoding="utf-8")
+    assert '<html lang="zh"' in zh_page and '<html lang="en"' in en_page
+    # zh: second is written in Chinese, so it links; later is planned, so it is upcoming.
+    assert '<a href="../second/">第二课</a>' in zh_page
+    assert '<span class="upcoming-link" title="即将推出">以后的课</span>' in zh_page
+    # en: second exists only in Chinese, so on the English page it is upcoming, never a link into Chinese.
+    assert '<span class="upcoming-link" title="Coming soon">the second lesson</span>' in en_page
+    assert 'href="../../second/' not in en_page and 'href="../second/' not in en_page
+    assert '<a href="#formula">the formula</a>' in en_page
+    # Chinese words never leak into the English page's chrome, nor English into the Chinese one's.
+    assert "Coming soon" not in zh_page and "即将推出" not in en_page
+    assert (demo_site / "second" / "index.html").is_file() and not (demo_site / "en" / "second").exists()
+
+
+def test_a_home_page_per_language_lists_its_lessons_and_what_is_still_to_come(demo_site):
+    zh = (demo_site / "index.html").read_text(encoding="utf-8")
+    en = (demo_site / "en" / "index.html").read_text(encoding="utf-8")
+    assert '<a href="demo/">演示课</a>' in zh and '<a href="second/">第二课</a>' in zh and "<li>以后的课</li>" in zh
+    assert '<a href="demo/">Demo lesson</a>' in en and "<li>The second lesson</li>" in en and "<li>A later lesson</li>" in en
+    assert '<a class="brand" href="./">' in zh and '<a class="brand" href="./">' in en
+    assert '<a class="brand" href="../">' in (demo_site / "en" / "demo" / "index.html").read_text(encoding="utf-8")
+
+
+def test_the_page_script_reads_its_words_from_the_page(demo_site):
+    page = (demo_site / "en" / "demo" / "index.html").read_text(encoding="utf-8")
+    island = page.split('<script type="application/json" class="page-text">')[1].split("</script>")[0]
+    words = json.loads(island)
+    assert words["terms"]["go"] == "Adjust it" and words["status"]["failed"].startswith("Interactive mode is unavailable")
+    for script in (build.ROOT / "site" / "static" / "js").glob("*.js"):
+        assert not re.search(r"[\u4e00-\u9fff]", script.read_text(encoding="utf-8")), f"{script.name} holds Chinese text"

@@ -1,59 +1,61 @@
-"""Lesson Markdown extensions, checked against fixture files (title . input . expected .)."""
+"""Lesson Markdown extensions, checked against fixture files in markdown-it-py's format (title . input . expected .)."""
 
 from pathlib import Path
 
 import jinja2
 import pytest
+from markdown_it.utils import read_fixture_file
 
+import build
+from builder.catalogs import load_catalog
 from builder.context import LessonContext
-from builder.course import Course, PlannedLesson
+from builder.course import Course
 from builder.expressions import namespace
+from builder.lessons import SourceLesson
 from builder.markdown import make_markdown, render_lesson_markdown
 from builder.terms import Term
 
 FIXTURES = Path(__file__).parent / "fixtures"
-
-
-def read_fixtures(path: Path) -> list[tuple[str, str, str]]:
-    """markdown-it-py's fixture format: a title line, '.', input, '.', expected output, '.'."""
-    cases, lines, i = [], path.read_text(encoding="utf-8").splitlines(), 0
-    while i < len(lines):
-        if not lines[i].strip():
-            i += 1
-            continue
-        title = lines[i]
-        assert lines[i + 1] == ".", f"{path}:{i + 2}: expected '.'"
-        end_input = lines.index(".", i + 2)
-        end_expected = lines.index(".", end_input + 1)
-        cases.append((title, "\n".join(lines[i + 2:end_input]) + "\n", "\n".join(lines[end_input + 1:end_expected]) + "\n"))
-        i = end_expected + 1
-    return cases
-
-
-COURSE = Course((PlannedLesson("demo", "演示课", 1), PlannedLesson("later", "以后的课", 3)), frozenset({"demo"}))
+DEMO = SourceLesson(Path("demo.md"), "zh", "demo", "演示课", "s", 5, "", 1)
+# demo is written in Chinese only; later is planned in both languages.
+COURSE = Course(("demo", "later"), {("zh", "demo"): DEMO},
+                {("zh", "later"): "以后的课", ("en", "demo"): "Demo", ("en", "later"): "Later"})
 TERMS = {
-    "peak": Term("peak", {"zh": {"name": "峰值算力", "unit": "FLOP/s", "text": "每秒最多做多少次浮点运算。"}},
-                 output="peak", control="hardware", line=1),
+    "peak": Term("peak", output="peak", control="hardware", words={
+        "zh": {"name": "峰值算力", "unit": "FLOP/s", "text": "每秒最多做多少次浮点运算。"},
+        "en": {"name": "peak compute", "unit": "FLOP/s", "text": "The most operations per second."}}),
 }
 
 
-def make_context(problems: list) -> LessonContext:
+def ui(lang: str) -> dict:
+    return load_catalog(build.Paths.catalogs / f"{lang}.yml", lang)[0].tree()
+
+
+def make_context(problems: list, lang: str = "zh") -> LessonContext:
     md = make_markdown()
-    ctx = LessonContext(lang="zh", slug="demo", templates=jinja2.Environment(), course=COURSE, terms=TERMS,
-                        names=namespace())
+    ctx = LessonContext(lang=lang, slug="demo", templates=jinja2.Environment(), course=COURSE, terms=TERMS,
+                        ui=ui(lang), names=namespace())
     ctx.render_markdown = lambda body, line: render_lesson_markdown(md, body, line, ctx, problems)
     return ctx
 
 
-def render(text: str, first_line: int = 1) -> tuple[str, list]:
+def render(text: str, first_line: int = 1, lang: str = "zh") -> tuple[str, list]:
     problems = []
-    return make_context(problems).render_markdown(text, first_line), problems
+    return make_context(problems, lang).render_markdown(text, first_line), problems
 
 
-@pytest.mark.parametrize("title, source, expected", read_fixtures(FIXTURES / "markdown.txt"),
-                         ids=[c[0] for c in read_fixtures(FIXTURES / "markdown.txt")])
-def test_fixture(title, source, expected):
+@pytest.mark.parametrize("line, title, source, expected", read_fixture_file(FIXTURES / "markdown.txt"),
+                         ids=[c[1] for c in read_fixture_file(FIXTURES / "markdown.txt")])
+def test_fixture(line, title, source, expected):
     html, problems = render(source)
+    assert problems == []
+    assert html == expected
+
+
+@pytest.mark.parametrize("line, title, source, expected", read_fixture_file(FIXTURES / "markdown-en.txt"),
+                         ids=[c[1] for c in read_fixture_file(FIXTURES / "markdown-en.txt")])
+def test_fixture_on_an_english_page(line, title, source, expected):
+    html, problems = render(source, lang="en")
     assert problems == []
     assert html == expected
 
@@ -80,6 +82,19 @@ def test_fixture(title, source, expected):
     ("::: callout oops\nx\n:::\n", 1, "callout kind must be one of"),
     ("::: evolution\n- name: a\n  lesson: nope\n  solved: s\n  stuck: t\n:::\n", 2, "lesson 'nope' is not in"),
     ("::: evolution\n- name: a\n:::\n", 2, "generation 1 needs exactly name, lesson, solved, stuck"),
+    (":::: details outer\n::: details inner\nx\n::::\n", 2, "directive 'details' is not closed"),
+    ("::: widget roofline id=a.b\n:::\n", 1, "widget id 'a.b' must start with a letter"),
+    # Markup the page's Content-Security-Policy would block, wherever it comes from.
+    ("a\n\n<script>alert(1)</script>\n", 3, "raw <script> is not allowed"),
+    ("a <span onclick=\"alert(1)\">b</span>\n", 1, "event-handler attribute onclick="),
+    ("<div\n  onmouseover='x()'>b</div>\n", 1, "event-handler attribute onmouseover="),
+    ("[x](javascript:alert(1))\n", 1, "javascript: URL"),
+    ('<a href="java&#x09;script:alert(1)">x</a>\n', 1, "javascript: URL in href="),
+    ("[text]{onclick=\"alert(1)\"}\n", 1, "event-handler attribute onclick="),
+    ("a\n\n{#x onload=go}\n## h\n", 3, "event-handler attribute onload="),
+    ("$\\href{javascript:alert(1)}{x}$\n", 1, "javascript: URL in href="),
+    ("$\\text{<script>}$\n", 1, "raw <script> is not allowed"),
+    ("$\\text{<b>}$\n", 1, "<b> inside math"),
 ])
 def test_problems_name_their_line(source, line, message):
     _, problems = render(source, first_line=1)

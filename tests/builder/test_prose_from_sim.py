@@ -9,7 +9,7 @@ import pytest
 
 import build
 from sim import presets, roofline
-from sim.widgets.view import fmt_ms
+from sim.display import fmt_ms
 
 SIM_VALUE = re.compile(r'<span class="sim-value">([^<]*)</span>')
 

@@ -62,7 +62,7 @@ def test_serve_survives_a_broken_save_and_recovers(tmp_path):
 
         mark = len(server.lines)
         lesson.write_text(good.replace("T: 2048", "T: -1"), encoding="utf-8")
-        server.wait_for("demo.md:14: widget roofline: T must be a whole number", after=mark)
+        server.wait_for("demo.md:13: widget roofline: T must be a whole number", after=mark)
         server.wait_for("the previous site is unchanged", after=mark)
         assert server.get("demo/") == page and server.get("__build_id") == build_id
 

@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from sim import widgets
+from sim import kit, widgets
+from sim.widgets import batch_throughput
 from tests.sim.test_widgets import check_view
 
 ANCHOR_4096 = {"B": 58, "context": 4096, "hardware": "h100-sxm", "model": "qwen3.8-27b"}
@@ -18,9 +19,15 @@ def render(state: dict) -> dict:
 
 def table_rows(view: dict) -> dict[str, list[str]]:
     """Row header -> cell texts of the computed table."""
-    row = r'<tr class="[^"]*" data-batch="\d+"><th scope="row">([^<]*)</th>(.*?)</tr>'
+    row = r'<tr(?: class="[^"]*")? data-batch="\d+"><th scope="row">(.*?)</th>(.*?)</tr>'
     rows = re.findall(row, view["svg"]["table"])
-    return {head: re.findall(r"<td>([^<]*)</td>", cells) for head, cells in rows}
+    return {re.sub(r"<[^>]*>", "", head): re.findall(r"<td[^>]*>([^<]*)</td>", cells) for head, cells in rows}
+
+
+def row_classes(view: dict) -> dict[int, str]:
+    """Batch -> the class attribute of its table row ("" without one)."""
+    rows = re.findall(r'<tr(?: class="([^"]*)")? data-batch="(\d+)">', view["svg"]["table"])
+    return {int(batch): classes for classes, batch in rows}
 
 
 def test_default_is_32_requests_of_4096_tokens_on_an_h100():
@@ -94,10 +101,57 @@ def test_no_limit_inside_the_plot_when_everything_fits():
     assert not any(a["text"].startswith("显存") for a in view["figures"]["throughput"]["layout"]["annotations"])
 
 
+def test_table_rows_use_the_kit_classes():
+    view = render({"B": 64})
+    classes = row_classes(view)
+    assert classes == {1: "", 8: "", 32: "", 58: "", 64: "muted current", 128: "muted", 256: "muted"}
+    table = view["svg"]["table"]
+    assert table.startswith('<div class="table-scroll"><table class="widget-table">')
+    assert '<th scope="row"><span class="warn">58（上限）</span></th>' in table
+    assert '<td class="number">64.6</td>' in table and '<td class="warn">放不下</td>' in table
+    assert render({"B": 32})["svg"]["table"].count('class="current"') == 1
+
+
 def test_english_labels():
     view = render({"lang": "en", "B": 100})
     assert view["outputs"]["bound"]["text"] == "memory-bound"
     assert "does not fit" in view["svg"]["table"]
+    rows = table_rows(view)
+    assert list(rows) == ["1", "8", "32", "58 (limit)", "64", "128", "256"]
+    assert rows["1"][-1] == "fits"
+    assert "Figures at a few batch sizes (H100 · Qwen3.8-27B · 4,096 tokens of context)" in view["svg"]["table"]
+    annotations = [a["text"] for a in view["figures"]["throughput"]["layout"]["annotations"]]
+    assert "Does not fit in memory<br>limit B = 58" in annotations
+    names = [trace["name"] for trace in view["figures"]["throughput"]["data"]]
+    assert names == ["Total", "Total (does not fit)", "Per request", "Per request (does not fit)", "current B"]
+
+
+CHINESE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+
+
+@pytest.mark.parametrize("state", [
+    {},
+    {"hardware": "a100-sxm-80gb", "model": "llama-2-7b", "context": 1, "B": 200},
+    {"model": "llama-2-7b", "context": 131072, "B": 1},
+])
+def test_both_languages_render_and_english_has_no_chinese(state):
+    zh = render({**state, "lang": "zh"})
+    en = render({**state, "lang": "en"})
+    assert zh["state"]["lang"] == "zh" and en["state"]["lang"] == "en"
+    assert {k: v["value"] for k, v in zh["outputs"].items()} == {k: v["value"] for k, v in en["outputs"].items()}
+    figure = en["figures"]["throughput"]
+    texts = [out["text"] for out in en["outputs"].values()] + list(en["derivations"].values())
+    texts += [trace["name"] for trace in figure["data"]] + [a["text"] for a in figure["layout"]["annotations"]]
+    texts += [figure["layout"]["xaxis"]["title"]["text"], figure["layout"]["yaxis"]["title"]["text"]]
+    texts += list(en["svg"].values()) + list(batch_throughput.TEXT["en"].values())
+    assert not [text for text in texts if CHINESE.search(text)]
+
+
+def test_every_control_is_labelled_in_both_languages():
+    for lang in ("zh", "en"):
+        words = kit.words(batch_throughput, lang)
+        assert all((c.label or c.name) in words for c in batch_throughput.WIDGET.controls)
+    assert batch_throughput.TEXT["en"]["B"] == "Batch B (requests decoded together)"
 
 
 @pytest.mark.parametrize("state", [

@@ -1,5 +1,8 @@
 """The decode-ceiling widget: bandwidth ÷ weight bytes, and what a faster GPU does (not) buy."""
 
+import json
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +14,9 @@ from tests.sim.test_widgets import check_view
 
 LLAMA_MATMUL_PARAMS = 6_607_077_376  # 32 x (3 x 4096 x 11008 + 4 x 4096^2) + 32000 x 4096
 ANCHOR_MATMUL_PARAMS = 25_623_939_584
+
+
+CHINESE = re.compile(r"[\u2e80-\u9fff\uff00-\uffef]")
 
 
 def values(view: dict) -> dict:
@@ -97,6 +103,30 @@ def test_ratio_chart_highlights_the_chosen_gpu():
 
 
 @pytest.mark.parametrize("state", [
+    {},
+    {"hardware": "h100-sxm", "weight_dtype": "int4"},
+    {"model": "custom", "params_b": 405, "weight_dtype": "fp8", "hardware": "b200"},
+])
+def test_both_languages_render_the_same_numbers_and_english_has_no_chinese(state):
+    zh = widgets.render("decode-ceiling", {**state, "lang": "zh"})
+    en = widgets.render("decode-ceiling", {**state, "lang": "en"})
+    check_view(en)
+    assert en["state"] == {**zh["state"], "lang": "en"}
+    assert en["outputs"] == zh["outputs"]
+    assert [(t["x"], t["y"]) for t in en["figures"]["ratios"]["data"]] == \
+        [(t["x"], t["y"]) for t in zh["figures"]["ratios"]["data"]]
+    english = json.dumps([en["outputs"], en["derivations"], en["figures"], en["svg"]], ensure_ascii=False)
+    assert not CHINESE.search(english), CHINESE.findall(english)
+    assert [t["name"] for t in en["figures"]["ratios"]["data"]] == ["Peak compute", "Decode ceiling (bandwidth)"]
+    assert CHINESE.search(zh["derivations"]["weights_gb"])
+    assert CHINESE.search(zh["figures"]["ratios"]["layout"]["yaxis"]["title"]["text"])
+
+
+def test_text_blocks_have_the_same_keys():
+    assert set(decode_ceiling.TEXT["zh"]) == set(decode_ceiling.TEXT["en"])
+
+
+@pytest.mark.parametrize("state", [
     {"params_b": 1, "model": "custom", "weight_dtype": "int4", "hardware": "b200", "lang": "en"},
     {"params_b": 10**6, "model": "custom"},
     {"params_b": "abc", "changed": "params_b"},
@@ -106,7 +136,7 @@ def test_any_state_gives_a_valid_view(state):
     check_view(widgets.render("decode-ceiling", state))
 
 
-NAMES = [p.name for p in decode_ceiling.PARAMS]
+NAMES = [c.name for c in decode_ceiling.WIDGET.controls]
 MEANINGFUL = st.sampled_from(NAMES + ["custom", "qwen3.8-27b", "bf16", "fp8", "int4", "en"]) | st.integers(-10, 10**7)
 
 

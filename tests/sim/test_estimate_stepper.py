@@ -1,12 +1,14 @@
 """The estimate-stepper widget: naive (compute) and bytes estimates, by hand from the config and datasheets."""
 
 import itertools
+import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim import presets, widgets
+from sim.widgets import estimate_stepper
 from sim.widgets.estimate_stepper import describe_ratio
 from tests.sim.test_widgets import check_view
 
@@ -84,6 +86,37 @@ def test_english_ratio_text():
 ])
 def test_describe_ratio_names_only_near_simple_fractions(ratio, text):
     assert describe_ratio(ratio) == text
+
+
+def test_english_describe_ratio():
+    assert describe_ratio(0.98, "en") == "about 0.98× (close to H100)"
+    assert describe_ratio(2.02, "en") == "about 2.02× (about twice)"
+    assert describe_ratio(1, "en") == "1× (same as H100)"
+    assert describe_ratio(1.43, "en") == "about 1.43×"
+
+
+def test_every_named_ratio_has_words_in_both_languages():
+    for _, key in estimate_stepper.NAMED_RATIOS:
+        assert estimate_stepper.TEXT["zh"][key] and estimate_stepper.TEXT["en"][key]
+    for step in estimate_stepper.STEPS:
+        assert f"step={step}" in estimate_stepper.TEXT["zh"] and f"step={step}" in estimate_stepper.TEXT["en"]
+
+
+CHINESE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+
+
+@pytest.mark.parametrize("hardware", ["h100-sxm", "a100-sxm-80gb", "h200-sxm"])
+def test_both_languages_render_and_english_has_no_chinese(hardware):
+    zh = widgets.render("estimate-stepper", {"hardware": hardware, "lang": "zh"})
+    en = widgets.render("estimate-stepper", {"hardware": hardware, "lang": "en"})
+    check_view(zh)
+    check_view(en)
+    assert en["state"]["lang"] == "en"
+    assert en["outputs"]["fails_note"]["text"].startswith("A single user receives about ")
+    assert {k: o["value"] for k, o in en["outputs"].items()} == {k: o["value"] for k, o in zh["outputs"].items()}
+    texts = [out["text"] for out in en["outputs"].values()] + list(en["derivations"].values())
+    texts += list(estimate_stepper.TEXT["en"].values())
+    assert not [text for text in texts if CHINESE.search(text)]
 
 
 def test_exactly_one_panel_flag_is_on():

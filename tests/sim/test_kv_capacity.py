@@ -1,5 +1,8 @@
 """The kv-capacity widget: KV bytes of a batch beside the weights, and where memory runs out."""
 
+import json
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,6 +15,9 @@ from tests.sim.test_widgets import check_view
 LLAMA_RESIDENT_PARAMS = 6_738_415_616  # matmul 6,607,077,376 + embedding 131,072,000 + norms 266,240
 ANCHOR_RESIDENT_BYTES = 55_562_855_904
 ANCHOR_STATE = 48 * 48 * 128 * 128 * 4  # 48 Gated DeltaNet layers, 48 value heads of 128 x 128, FP32
+
+
+CHINESE = re.compile(r"[\u2e80-\u9fff\uff00-\uffef]")
 
 
 def values(view: dict) -> dict:
@@ -96,6 +102,27 @@ def test_memory_bar_shows_each_share_and_the_overflow():
 
 
 @pytest.mark.parametrize("state", [
+    {},
+    {"batch": 100},
+    {"model": "qwen3.8-27b", "hardware": "h100-sxm", "tokens": 4096, "batch": 59},
+    {"model": "custom", "layers": 80, "kv_heads": 8, "head_dim": 128, "weights_gb": 140, "tokens": 8192},
+])
+def test_both_languages_render_the_same_numbers_and_english_has_no_chinese(state):
+    zh = widgets.render("kv-capacity", {**state, "lang": "zh"})
+    en = widgets.render("kv-capacity", {**state, "lang": "en"})
+    check_view(en)
+    assert en["state"] == {**zh["state"], "lang": "en"}
+    assert en["outputs"] == zh["outputs"] and en["flags"] == zh["flags"]
+    english = json.dumps([en["outputs"], en["derivations"], en["svg"]], ensure_ascii=False)
+    assert not CHINESE.search(english), CHINESE.findall(english)
+    assert CHINESE.search(zh["svg"]["memory"]) and CHINESE.search(zh["derivations"]["kv_per_token"])
+
+
+def test_text_blocks_have_the_same_keys():
+    assert set(kv_capacity.TEXT["zh"]) == set(kv_capacity.TEXT["en"])
+
+
+@pytest.mark.parametrize("state", [
     {"tokens": 131_072, "batch": 1_024, "hardware": "b200", "lang": "en"},
     {"tokens": 1, "batch": 1, "model": "custom", "layers": 1, "kv_heads": 1, "head_dim": 16, "weights_gb": 2_000},
     {"layers": "lots", "changed": "layers"},
@@ -105,7 +132,7 @@ def test_any_state_gives_a_valid_view(state):
     check_view(widgets.render("kv-capacity", state))
 
 
-NAMES = [p.name for p in kv_capacity.PARAMS]
+NAMES = [c.name for c in kv_capacity.WIDGET.controls]
 MEANINGFUL = st.sampled_from(NAMES + ["custom", "qwen3.8-27b", "bf16", "fp8", "int4", "en"]) | st.integers(-10, 10**7)
 
 

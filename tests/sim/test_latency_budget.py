@@ -65,7 +65,7 @@ def test_without_changed_the_state_is_taken_as_given():
 
 
 def test_every_scenario_fits_the_controls():
-    params = {p.name: p for p in latency_budget.PARAMS}
+    params = {c.name: c for c in latency_budget.WIDGET.controls}
     for name, scenario in latency_budget.SCENARIOS.items():
         for field, value in scenario.fields().items():
             assert params[field].coerce(value) == value, (name, field)
@@ -89,6 +89,47 @@ def test_timeline_segments_are_proportional():
     assert short.count("<line") == 29  # boundaries between 30 tokens
 
 
+def test_timeline_text_uses_the_kit_classes():
+    svg = render({})["svg"]["timeline"]
+    assert '<text class="svg-label" x="0" y="15">TTFT 200 ms</text>' in svg
+    assert '<text class="svg-muted" x="640" y="64" text-anchor="end">12.7 s</text>' in svg
+    assert 'aria-label="一次请求的时间线：TTFT 200 ms，TPOT × 500 个 token = 12.5 s，共 12.7 s"' in svg
+    assert "font-size" not in svg
+
+
+def test_every_scenario_has_its_words_in_both_languages():
+    for lang in ("zh", "en"):
+        for name in latency_budget.WIDGET.control("scenario").options:
+            assert latency_budget.TEXT[lang][f"scenario={name}"] and latency_budget.TEXT[lang][f"priority={name}"]
+
+
+def test_english_view():
+    view = render({"lang": "en", "scenario": "agent", "changed": "scenario"})
+    out = view["outputs"]
+    assert out["chain_s"]["text"] == "208 s (3.47 min)"
+    assert out["priority"]["text"].startswith("Agent: one task calls the model again and again")
+    assert out["priority"]["value"] == 3
+    assert ('aria-label="One request&#x27;s timeline: TTFT 800 ms, TPOT × 800 tokens = 20 s, 20.8 s in all"'
+            in view["svg"]["timeline"])
+    assert "TPOT × 800 = 20 s</text>" in view["svg"]["timeline"]
+    assert render({"lang": "en", "tpot_ms": 50, "changed": "tpot_ms"})["outputs"]["priority"]["text"].startswith(
+        "Custom: you set the numbers.")
+
+
+CHINESE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+
+
+@pytest.mark.parametrize("scenario", ["chat", "offline", "completion", "agent", "custom"])
+def test_both_languages_render_and_english_has_no_chinese(scenario):
+    zh = render({"scenario": scenario, "changed": "scenario", "lang": "zh"})
+    en = render({"scenario": scenario, "changed": "scenario", "lang": "en"})
+    assert zh["state"]["lang"] == "zh" and en["state"]["lang"] == "en"
+    assert {k: v["value"] for k, v in zh["outputs"].items()} == {k: v["value"] for k, v in en["outputs"].items()}
+    texts = [out["text"] for out in en["outputs"].values()] + list(en["derivations"].values())
+    texts += list(en["svg"].values()) + list(latency_budget.TEXT["en"].values())
+    assert not [text for text in texts if CHINESE.search(text)]
+
+
 @pytest.mark.parametrize("state", [
     {"scenario": "nope", "changed": "scenario"},
     {"ttft_ms": "nan", "tpot_ms": 0, "output_tokens": -1, "batch": 10**9, "calls": "x", "changed": "batch"},
@@ -98,4 +139,4 @@ def test_timeline_segments_are_proportional():
 ])
 def test_any_state_renders(state):
     view = render(state)
-    assert view["state"]["scenario"] in dict(latency_budget.SCENARIO_LABELS)
+    assert view["state"]["scenario"] in latency_budget.WIDGET.control("scenario").options

@@ -1,5 +1,6 @@
 """The matmul-shapes widget: readouts from the model's d and f, and the two SVG figures it draws."""
 
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -80,6 +81,31 @@ def test_other_model_and_english():
     root = parse(view["svg"]["gemm"])
     assert texts(root, "operand-role") == ["input", "parameter (learnable)", "output"]
     assert texts(root, "edge-label") == ["T = 2,048", "d = 4,096", "d = 4,096", "f = 11,008", "T = 2,048", "f = 11,008"]
+
+
+# CJK ideographs, CJK punctuation and full-width forms (，：（）).
+CHINESE = re.compile("[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+
+
+@pytest.mark.parametrize("state", [{}, {"T": 32_768}, {"T": 300, "scale": "small", "model": "llama-2-7b"}])
+def test_both_languages_render_and_english_has_no_chinese(state):
+    zh, en = render(**state), render(**state, lang="en")
+    check_view(en)
+    assert en["state"] == {**zh["state"], "lang": "en"}
+    assert {k: o["value"] for k, o in en["outputs"].items()} == {k: o["value"] for k, o in zh["outputs"].items()}
+    assert en["svg"].keys() == zh["svg"].keys() and en["flags"] == zh["flags"]
+    svg_texts = [root.get("aria-label") for root in map(parse, en["svg"].values())] + [
+        "".join(t.itertext()) for root in map(parse, en["svg"].values()) for t in root.iterfind(".//svg:text", NS)]
+    for text in [o["text"] for o in en["outputs"].values()] + list(en["derivations"].values()) + svg_texts:
+        assert not CHINESE.search(text), text
+    assert CHINESE.search(zh["derivations"]["gemm_intensity"])  # the check can fail
+
+
+def test_english_page_words_have_no_chinese():
+    assert matmul_shapes.TEXT["en"].keys() == matmul_shapes.TEXT["zh"].keys()
+    assert all("{W_up}" in words["title"] for words in matmul_shapes.TEXT.values())  # drawn W<sub>up</sub>
+    for key, text in matmul_shapes.TEXT["en"].items():
+        assert not CHINESE.search(text), key
 
 
 @pytest.mark.parametrize("state", [

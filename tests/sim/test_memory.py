@@ -1,6 +1,6 @@
 import pytest
 
-from sim import memory, params, presets
+from sim import memory, model_size, presets
 
 ANCHOR = presets.model("qwen3.8-27b")
 H100 = presets.hardware("h100-sxm")
@@ -12,7 +12,7 @@ def test_58_requests_of_4096_tokens_fit_beside_the_whole_checkpoint():
 
 def test_with_only_the_matmul_weights_resident_68_would_fit():
     # The reference's "B > 58" holds only with the whole 55.56 GB checkpoint; with 51.25 GB it is 68.
-    free = H100.memory_bytes - params.matmul_weight_bytes(ANCHOR)
+    free = H100.memory_bytes - model_size.matmul_weight_bytes(ANCHOR)
     assert int(free // memory.bytes_per_request(ANCHOR, 4096)) == 68
 
 

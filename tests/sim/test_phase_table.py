@@ -1,12 +1,13 @@
 """The phase-table widget: a 10-token question and a 500-token answer, phase by phase."""
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim import presets, roofline, widgets
 from sim.widgets import phase_table
-from tests.sim.test_properties import json_values
 from tests.sim.test_widgets import check_view
 
 # Hand arithmetic for the anchor on an H100 (see tests/sim/test_serving.py for the pieces).
@@ -91,7 +92,33 @@ def test_any_state_gives_a_valid_view(state):
     assert v["request_ms"] == pytest.approx(v["ttft_ms"] + view["state"]["output_tokens"] * v["tpot_ms"], rel=1e-5)
 
 
-NAMES = [p.name for p in phase_table.PARAMS]
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+CHINESE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+
+
+def test_both_languages_render_and_english_has_no_chinese():
+    zh = widgets.render("phase-table", {"lang": "zh"})
+    en = widgets.render("phase-table", {"lang": "en", "prompt_tokens": 2048})
+    check_view(zh)
+    check_view(en)
+    assert zh["state"]["lang"] == "zh" and en["state"]["lang"] == "en"
+    assert zh["outputs"]["prefill_tokens"]["text"] == "一次送进 10 个 token"
+    assert en["outputs"]["prefill_tokens"]["text"] == "2,048 tokens at once"
+    texts = [out["text"] for out in en["outputs"].values()] + list(en["derivations"].values())
+    texts += list(phase_table.TEXT["en"].values())
+    assert not [text for text in texts if CHINESE.search(text)]
+
+
+def test_every_table_word_is_in_both_languages():
+    assert set(phase_table.TEXT["zh"]) == set(phase_table.TEXT["en"])
+    assert all(phase_table.TEXT["en"][key] for key in ("col.measure", "caption", "ridge_note", "cell.per_token"))
+
+
+NAMES = [c.name for c in phase_table.WIDGET.controls]
 MEANINGFUL = st.sampled_from(NAMES + ["custom", "qwen3.8-27b", "bf16", "fp8", "int4", "en"]) | st.integers(-10, 10**7)
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from sim import params, presets
+from sim import model_size, presets
 
 
 def test_hardware_figures_are_converted_to_si_exactly():
@@ -37,13 +37,13 @@ def test_anchor_layer_layout():
 
 def test_parameter_counts_match_public_totals():
     anchor = presets.model("qwen3.8-27b")
-    assert params.matmul_params(anchor) == 25_623_939_584
-    assert params.matmul_weight_bytes(anchor) == 51_247_879_168
+    assert model_size.matmul_params(anchor) == 25_623_939_584
+    assert model_size.matmul_weight_bytes(anchor) == 51_247_879_168
     # The text backbone incl. the embedding is 26,895,998,464 in the reference lessons.
-    text = params.matmul_params(anchor) + params.embedding_params(anchor) + params.residual_norm_params(anchor)
+    text = model_size.matmul_params(anchor) + model_size.embedding_params(anchor) + model_size.residual_norm_params(anchor)
     assert text == 26_895_998_464
-    assert round(params.resident_params(anchor) / 1e9, 2) == 27.78
-    assert round(params.resident_weight_bytes(anchor) / 1e9, 2) == 55.56
+    assert round(model_size.resident_params(anchor) / 1e9, 2) == 27.78
+    assert round(model_size.resident_weight_bytes(anchor) / 1e9, 2) == 55.56
     # Published sizes: Llama-2-7B 6,738,415,616; Qwen3-32B 32.8 B.
-    assert params.resident_params(presets.model("llama-2-7b")) == 6_738_415_616
-    assert round(params.resident_params(presets.model("qwen3-32b")) / 1e9, 1) == 32.8
+    assert model_size.resident_params(presets.model("llama-2-7b")) == 6_738_415_616
+    assert round(model_size.resident_params(presets.model("qwen3-32b")) / 1e9, 1) == 32.8

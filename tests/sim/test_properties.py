@@ -68,7 +68,7 @@ json_values = st.recursive(
 
 
 # Every parameter name any widget has, so that random states hit real parameters as well as junk keys.
-PARAM_NAMES = sorted({p.name for name in widgets.names() for p in widgets.load(name).PARAMS} | {"lang", "changed"})
+PARAM_NAMES = sorted({p.name for name in widgets.names() for p in widgets.load(name).WIDGET.controls} | {"lang", "changed"})
 
 
 @settings(max_examples=150, deadline=None)

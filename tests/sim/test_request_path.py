@@ -1,6 +1,7 @@
 """The request-path widget and sim/request.py: each cell's bytes, FLOPs and time, computed by hand from the config."""
 
 import itertools
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -155,7 +156,45 @@ def test_every_cell_on_every_gpu_model_and_dtype_is_a_valid_view():
 
 
 def test_cells_follow_the_path_order():
-    assert [value for value, _ in request_path.PARAMS[0].options] == list(request.PATH)
+    assert request_path.WIDGET.control("step").options == request.PATH
+
+
+def test_every_cell_has_its_words_in_every_language():
+    for lang, words in request_path.TEXT.items():
+        for step in request.PATH:
+            assert {f"step={step}", f"hint.{step}", f"note.{step}"} <= words.keys(), (lang, step)
+
+
+# CJK ideographs, CJK punctuation (「」) and full-width forms (，：（）).
+CHINESE = re.compile("[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+# The running example stays in Chinese in every language: the prompt, its tokens and the token after it.
+EXAMPLE = ("「" + "".join(request.PROMPT_TOKENS) + "」", " · ".join(request.PROMPT_TOKENS),
+           "「" + request.NEXT_TOKEN + "」")
+
+
+def without_the_example(text: str) -> str:
+    for quote in EXAMPLE:
+        text = text.replace(quote, "")
+    return text
+
+
+@pytest.mark.parametrize("model", ["qwen3.8-27b", "llama-2-7b"])
+@pytest.mark.parametrize("step", request.PATH)
+def test_english_view_has_no_chinese_but_the_running_example(step, model):
+    zh = widgets.render("request-path", {"step": step, "model": model})
+    en = widgets.render("request-path", {"step": step, "model": model, "lang": "en"})
+    check_view(en)
+    assert en["state"]["lang"] == "en" and zh["state"]["lang"] == "zh"
+    assert {k: o["value"] for k, o in en["outputs"].items()} == {k: o["value"] for k, o in zh["outputs"].items()}
+    for text in [o["text"] for o in en["outputs"].values()] + list(en["derivations"].values()):
+        assert not CHINESE.search(without_the_example(text)), text
+    assert CHINESE.search(without_the_example(zh["outputs"]["step_note"]["text"]))  # the check can fail
+
+
+def test_english_page_words_have_no_chinese_but_the_running_example():
+    for key, text in request_path.TEXT["en"].items():
+        text = text.replace("「{prompt}」", "").replace("「{next}」", "")  # the notes quote the example
+        assert not CHINESE.search(without_the_example(text)), key
 
 
 json_values = st.recursive(

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from sim import cache, params, presets, roofline
+from sim import cache, model_size, presets, roofline
 
 ANCHOR = presets.model("qwen3.8-27b")
 H100 = presets.hardware("h100-sxm")
@@ -17,9 +17,9 @@ def test_ridge_point_h100():
 
 
 def test_compute_only_estimate_and_weights_only_decode():
-    flops_per_token = 2 * params.matmul_params(ANCHOR)
+    flops_per_token = 2 * model_size.matmul_params(ANCHOR)
     assert H100.peak_flops_per_s / flops_per_token == pytest.approx(19_308, abs=1)
-    weights = params.matmul_weight_bytes(ANCHOR)
+    weights = model_size.matmul_weight_bytes(ANCHOR)
     assert H100.bandwidth_bytes_per_s / weights == pytest.approx(65.37, abs=0.01)
     assert weights / A100.bandwidth_bytes_per_s * 1e3 == pytest.approx(25.13, abs=0.01)
     assert weights / H100.bandwidth_bytes_per_s * 1e3 == pytest.approx(15.30, abs=0.01)
@@ -80,7 +80,7 @@ def test_kv_bytes_per_token():
 
 
 def test_gpu_swaps_scale_by_compute_or_bandwidth():
-    naive = lambda hw: 2 * params.matmul_params(ANCHOR) / hw.peak_flops_per_s  # noqa: E731
+    naive = lambda hw: 2 * model_size.matmul_params(ANCHOR) / hw.peak_flops_per_s  # noqa: E731
     assert naive(A100) / naive(H100) == pytest.approx(3.17, abs=0.01)
     weights = lambda hw: roofline.decode(ANCHOR, hw, batch=1, context=4).time_s  # noqa: E731
     assert weights(A100) / weights(H100) == pytest.approx(1.64, abs=0.01)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from sim import cache, memory, params, presets, roofline, serving
+from sim import cache, memory, model_size, presets, roofline, serving
 
 ANCHOR = presets.model("qwen3.8-27b")
 LLAMA = presets.model("llama-2-7b")
@@ -101,7 +101,7 @@ def test_h100_buys_3_17x_compute_but_only_1_64x_decode():
     assert serving.compute_ratio(H100, A100) == pytest.approx(989.5 / 312)
     assert round(serving.compute_ratio(H100, A100), 2) == 3.17
     assert round(serving.bandwidth_ratio(H100, A100), 2) == 1.64
-    weights = params.matmul_weight_bytes(LLAMA)
+    weights = model_size.matmul_weight_bytes(LLAMA)
     speedup = serving.decode_ceiling_tokens_per_s(H100, weights) / serving.decode_ceiling_tokens_per_s(A100, weights)
     assert speedup == pytest.approx(3.35 / 2.039)
 
@@ -128,7 +128,7 @@ def test_kv_per_token_matches_the_cache_module_in_bf16(key):
 
 def test_fitting_batch_matches_the_memory_module():
     per_request = memory.bytes_per_request(ANCHOR, 4096)
-    assert serving.fitting_batch(H100.memory_bytes, params.resident_weight_bytes(ANCHOR), per_request) == 58
+    assert serving.fitting_batch(H100.memory_bytes, model_size.resident_weight_bytes(ANCHOR), per_request) == 58
     # Llama-2-7B, 2,048 tokens, A100: (80e9 - 13,476,831,232) // 1,073,741,824 = 61.
     assert serving.fitting_batch(80e9, 13_476_831_232, 2_048 * 524_288) == 61
 

@@ -4,8 +4,9 @@ import plotly.graph_objects as go
 import pytest
 
 from sim import widgets
+from sim.kit import config_problems
+from sim.kit.controls import Range, coerce_state
 from sim.widgets import roofline as roofline_widget
-from sim.widgets.controls import coerce_state, config_problems
 
 VIEW_KEYS = {"schema", "state", "outputs", "figures", "svg", "flags", "derivations"}
 
@@ -51,7 +52,7 @@ def test_roofline_capacity_flag_turns_on_past_max_batch():
     ({"nonsense": 1}, {}),
 ])
 def test_bad_state_is_clamped_or_replaced(state, expected):
-    clean = coerce_state(roofline_widget.PARAMS, state)
+    clean = coerce_state(roofline_widget.WIDGET.controls, state)
     for key, value in expected.items():
         assert clean[key] == value
     assert "nonsense" not in clean
@@ -68,15 +69,16 @@ def test_unknown_widget_is_a_value_error():
     with pytest.raises(ValueError, match="unknown widget 'nope'"):
         widgets.load("nope")
     with pytest.raises(ValueError, match="unknown widget"):
-        widgets.load("controls")  # a helper module, not a widget
+        widgets.load("decode_ceiling")  # a module name, not a widget name
+    assert "kit" not in widgets.names() and "roofline" in widgets.names()
 
 
 def test_config_problems_name_the_parameter():
-    assert config_problems(roofline_widget.PARAMS, {"T": 4, "B": 2}) == []
-    assert config_problems(roofline_widget.PARAMS, {"X": 1})[0][0] == "X"
-    assert "from 1 to 32,768" in config_problems(roofline_widget.PARAMS, {"T": 0})[0][1]
-    assert config_problems(roofline_widget.PARAMS, [1])[0][0] is None
-    assert "one of" in config_problems(roofline_widget.PARAMS, {"model": "gpt"})[0][1]
+    assert config_problems(roofline_widget.WIDGET.controls, {"T": 4, "B": 2}) == []
+    assert config_problems(roofline_widget.WIDGET.controls, {"X": 1})[0][0] == "X"
+    assert "from 1 to 32,768" in config_problems(roofline_widget.WIDGET.controls, {"T": 0})[0][1]
+    assert config_problems(roofline_widget.WIDGET.controls, [1])[0][0] is None
+    assert "one of" in config_problems(roofline_widget.WIDGET.controls, {"model": "gpt"})[0][1]
 
 
 def test_roofline_byte_bars_share_one_scale_and_split_by_kind():
@@ -91,3 +93,24 @@ def test_roofline_byte_bars_share_one_scale_and_split_by_kind():
     assert widths[(1, "state")] / widths[(1, "weights")] == pytest.approx(58 * 2 * 150_994_944 / 51_247_879_168, rel=1e-3)
     assert widths[(1, "kv")] / widths[(1, "weights")] == pytest.approx(58 * 4097 * 65_536 / 51_247_879_168, rel=1e-3)
     assert "<script" not in view["svg"]["bytes"]
+
+
+def test_log_slider_stops_cover_the_range_and_place_every_value():
+    r = Range("T", default=4, min=1, max=32_768, log=True)
+    stops = r.stops()
+    assert stops[0] == 1 and stops[-1] == 32_768 and list(stops) == sorted(set(stops))
+    assert stops[:10] == tuple(range(1, 11))  # one unit at a time where values are small
+    assert max(b / a for a, b in zip(stops, stops[1:]) if a >= 100) < 1.04  # 2.6% per stop, a little more where rounding bites
+    assert r.slider_position(1) == 0 and r.slider_position(32_768) == len(stops) - 1
+    for value in (2, 2048, 3000, 32_767):
+        assert stops[r.slider_position(value)] <= value < (stops + (10**9,))[r.slider_position(value) + 1]
+
+
+def test_linear_slider_has_no_stops_its_position_is_its_value():
+    r = Range("layers", default=32, min=1, max=256)
+    assert r.stops() is None and r.slider_position(77) == 77
+
+
+def test_a_step_snaps_log_stops_too():
+    r = Range("x", default=16, min=16, max=1_024, step=16, log=True)
+    assert all(v % 16 == 0 for v in r.stops())

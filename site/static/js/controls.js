@@ -1,48 +1,50 @@
-// Form controls of a widget: read their state, show a state, and map log-scaled sliders.
-// A slider's position is a UI detail; the number box beside it holds the exact value.
+// Form controls of a widget: read their state and show a state.
+// A log-scaled slider's position is an index into its data-stops, the values Python rendered for it
+// (sim/kit/controls.py); a linear slider's position is its value. The number box holds the exact value.
 
-const SLIDER_STEPS = 1000; // sim/widgets/controls.py renders initial positions with the same number
-
-function rangeSpec(control) {
-  return {
-    min: Number(control.dataset.min),
-    max: Number(control.dataset.max),
-    log: control.dataset.log === "true",
-  };
+// The position that shows `value`: the last stop not above it, as the builder places the thumb.
+function positionOf(stops, value) {
+  let low = 0;
+  let high = stops.length - 1;
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (stops[middle] <= value) low = middle;
+    else high = middle - 1;
+  }
+  return low;
 }
 
-export function sliderPosition(value, { min, max, log }) {
-  const v = Math.min(Math.max(value, min), max);
-  const t = log ? Math.log(v / min) / Math.log(max / min) : (v - min) / (max - min);
-  return Math.round(t * SLIDER_STEPS);
-}
+class RangeControl {
+  constructor(control) {
+    this.slider = control.querySelector('input[type="range"]');
+    this.box = control.querySelector('input[type="number"]');
+    this.stops = this.slider.dataset.stops ? this.slider.dataset.stops.split(",").map(Number) : null;
+  }
 
-export function sliderValue(position, { min, max, log }) {
-  const t = position / SLIDER_STEPS;
-  const v = log ? min * Math.pow(max / min, t) : min + t * (max - min);
-  return Math.min(Math.max(Math.round(v), min), max);
-}
+  valueAt(position) {
+    return this.stops ? this.stops[position] : position;
+  }
 
-// Keyboard steps on a log slider: one unit at small values, about 5% at large ones; PageUp/Down double/halve.
-function keyboardValue(key, value, { min, max }) {
-  const up = Math.max(value + 1, Math.round(value * 1.05));
-  const down = Math.min(value - 1, Math.round(value / 1.05));
-  const next = {
-    ArrowUp: up, ArrowRight: up, ArrowDown: down, ArrowLeft: down,
-    PageUp: value * 2, PageDown: Math.floor(value / 2), Home: min, End: max,
-  }[key];
-  return next === undefined ? null : Math.min(Math.max(next, min), max);
+  show(value) {
+    this.box.value = String(value);
+    this.place(value);
+  }
+
+  place(value) {
+    this.slider.value = String(this.stops ? positionOf(this.stops, value) : value);
+    if (this.stops) this.slider.setAttribute("aria-valuetext", String(value));
+  }
 }
 
 export class Controls {
   constructor(section, onChange) {
     this.section = section;
     this.onChange = onChange; // (state fragment, source element) -> void
-    this.ranges = [...section.querySelectorAll(".control-range")];
+    this.ranges = [...section.querySelectorAll(".control-range")].map((control) => new RangeControl(control));
     this.selects = [...section.querySelectorAll(".control-select select")];
     this.radios = [...section.querySelectorAll('.control-choice input[type="radio"]')];
     this.numbers = [...section.querySelectorAll('.control-number input[type="number"]')];
-    for (const control of this.ranges) this.bindRange(control);
+    for (const range of this.ranges) this.bindRange(range);
     for (const select of this.selects) {
       select.addEventListener("change", () => this.onChange({ [select.name]: select.value }, select));
     }
@@ -59,26 +61,17 @@ export class Controls {
     }
   }
 
-  bindRange(control) {
-    const spec = rangeSpec(control);
-    const slider = control.querySelector('input[type="range"]');
-    const box = control.querySelector('input[type="number"]');
+  // The slider's keyboard is the browser's own: arrows move one stop, Home/End go to the ends.
+  bindRange(range) {
+    const { slider, box } = range;
     slider.addEventListener("input", () => {
-      box.value = String(sliderValue(Number(slider.value), spec));
-      this.onChange({ [box.name]: Number(box.value) }, slider);
-    });
-    slider.addEventListener("keydown", (event) => {
-      if (!spec.log) return;
-      const next = keyboardValue(event.key, Number(box.value), spec);
-      if (next === null) return;
-      event.preventDefault();
-      box.value = String(next);
-      slider.value = String(sliderPosition(next, spec));
-      this.onChange({ [box.name]: next }, slider);
+      const value = range.valueAt(Number(slider.value));
+      range.show(value);
+      this.onChange({ [box.name]: value }, slider);
     });
     const fromBox = () => {
       if (box.value.trim() === "") return;
-      slider.value = String(sliderPosition(Number(box.value), spec));
+      range.place(Number(box.value));
       this.onChange({ [box.name]: box.value }, box);
     };
     box.addEventListener("input", fromBox);
@@ -93,11 +86,8 @@ export class Controls {
 
   // Show a state; the element the user is typing into keeps what they typed.
   show(state, except = null) {
-    for (const control of this.ranges) {
-      const box = control.querySelector('input[type="number"]');
-      if (!(box.name in state) || box === except) continue;
-      box.value = String(state[box.name]);
-      control.querySelector('input[type="range"]').value = String(sliderPosition(Number(state[box.name]), rangeSpec(control)));
+    for (const range of this.ranges) {
+      if (range.box.name in state && range.box !== except) range.show(state[range.box.name]);
     }
     for (const box of this.numbers) {
       if (box.name in state && box !== except) box.value = state[box.name] === null ? "" : String(state[box.name]);

@@ -1,11 +1,7 @@
 // Clickable formula terms: each \term in a `::: formula` block explains itself in the panel below the
-// formula (name, unit, text from lessons/terms.yml), shows its value now from the linked widget's
+// formula (name, unit, text from the glossary, lessons/<lang>/catalog.yml), shows its value now from the linked widget's
 // latest view, and highlights the control that changes it. Only text is inserted, never HTML.
-
-const WORDS = {
-  zh: { now: "现在：", changedBy: "改变它的控件：", go: "去调整", noValue: "（公式没有关联的组件）" },
-  en: { now: "Now: ", changedBy: "Changed by: ", go: "Adjust it", noValue: "(no widget linked)" },
-};
+import { TEXT } from "./text.js";
 
 function element(tag, className, text) {
   const node = document.createElement(tag);
@@ -22,7 +18,7 @@ export class Formula {
     this.widgetId = data.widget;
     this.terms = data.terms;
     this.panel = figure.querySelector(".term-panel");
-    this.words = WORDS[document.documentElement.lang] ?? WORDS.zh;
+    this.words = TEXT.terms;
     this.active = null;
     for (const node of figure.querySelectorAll("[data-term]")) {
       node.setAttribute("aria-expanded", "false");
@@ -83,11 +79,11 @@ export class Formula {
     title.append(element("strong", "", term.name), document.createTextNode(` · ${term.unit}`));
     const parts = [title, element("p", "term-text", term.text)];
     const value = widget && term.output ? widget.view.outputs[term.output] : null;
-    parts.push(element("p", "term-value", `${this.words.now}${value ? value.text : this.words.noValue}`));
+    parts.push(element("p", "term-value", `${this.words.now}${value ? value.text : this.words.no_value}`));
     const control = this.control();
     if (control) {
       const label = control.querySelector("label, legend")?.textContent ?? term.control;
-      const line = element("p", "term-control", `${this.words.changedBy}${label} `);
+      const line = element("p", "term-control", `${this.words.changed_by}${label} `);
       const go = element("button", "term-go", this.words.go);
       go.type = "button";
       go.addEventListener("click", () => {

@@ -1,24 +1,10 @@
 // One widget on the page: its pre-rendered view, its controls, and its conversation with Python.
 // Only the newest state is ever computed: while a request is out, later moves replace each other.
 import { Controls } from "./controls.js";
+import { TEXT } from "./text.js";
 import { readUrlState } from "./urlstate.js";
 
 const PLOT_CONFIG = { displayModeBar: false, responsive: true };
-
-const STATUS_TEXT = {
-  zh: {
-    python: "正在浏览器里启动 Python 运行时……下面是按课文设置预先算好的结果。",
-    simulator: "正在载入模拟器……",
-    failed: "交互暂不可用：浏览器里的 Python 运行时没有启动成功。页面上的数字和图是按课文设置预先算好的，照样可读。",
-    error: "这一步没算成功，数字保持上一次的结果。",
-  },
-  en: {
-    python: "Starting Python in your browser… the figures below are pre-computed for the lesson's settings.",
-    simulator: "Loading the simulator…",
-    failed: "Interactive mode is unavailable: Python could not start in this browser. The figures shown were pre-computed for the lesson's settings and still read correctly.",
-    error: "This update failed; the figures keep their previous values.",
-  },
-};
 
 export class Widget {
   constructor(section, runtime, page) {
@@ -30,12 +16,11 @@ export class Widget {
     this.name = data.widget;
     this.view = data.view; // the newest view shown: pre-rendered until Python answers
     this.initial = data.state;
-    this.lang = data.state.lang;
     this.paramNames = Object.keys(data.state).filter((name) => name !== "lang");
     this.state = { ...data.state };
     this.inFlight = false;
     this.queued = null; // {state, source} waiting for the request in flight
-    this.text = STATUS_TEXT[this.lang] ?? STATUS_TEXT.zh;
+    this.text = TEXT.status;
     this.statusText = section.querySelector(".status-text");
     this.retryButton = section.querySelector(".retry");
     this.retryButton.addEventListener("click", () => this.runtime.start());

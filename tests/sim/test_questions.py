@@ -1,7 +1,9 @@
+import re
+
 import pytest
 
 from sim import widgets
-from sim.checkpoints import CHECKS
+from sim.questions import QUESTIONS
 from tests.sim.test_widgets import check_view
 
 # Hand-computed from config numbers: Llama-2-7B matmul weights = (32 layers x (4 x 4096^2 + 3 x 4096 x 11008)
@@ -16,10 +18,21 @@ EXPECTED = {
     "decode-intensity": 1.0,
 }
 
+CHINESE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+NUMBER = re.compile(r"\d[\d,.]*\d|\d")
+
 
 @pytest.mark.parametrize("key, value", EXPECTED.items())
 def test_answers_match_hand_computation(key, value):
-    assert CHECKS[key].compute().value == pytest.approx(value, rel=0.01)
+    assert QUESTIONS[key].answer("zh").value == pytest.approx(value, rel=0.01)
+
+
+@pytest.mark.parametrize("key", QUESTIONS)
+def test_every_question_is_derived_in_both_languages_with_the_same_answer(key):
+    zh, en = QUESTIONS[key].answer("zh"), QUESTIONS[key].answer("en")
+    assert zh.value == en.value
+    assert not CHINESE.search(en.derivation), en.derivation
+    assert NUMBER.findall(zh.derivation) == NUMBER.findall(en.derivation)  # the same numbers, in the same order
 
 
 def test_unanswered_view_does_not_give_the_answer_away():
@@ -43,3 +56,22 @@ def test_grading_with_tolerance(guess, correct, verdict):
 def test_bad_guess_means_unanswered():
     for guess in ("abc", "", None, float("nan"), [1]):
         assert not widgets.render("predict", {"question": "e2e-latency", "guess": guess})["flags"]["answered"]
+
+
+@pytest.mark.parametrize("key", QUESTIONS)
+@pytest.mark.parametrize("guess", [None, 1, 78])
+def test_both_languages_render_and_the_english_view_has_no_chinese(key, guess):
+    zh = widgets.render("predict", {"question": key, "guess": guess})
+    en = widgets.render("predict", {"question": key, "guess": guess, "lang": "en"})
+    check_view(en)
+    assert en["flags"] == zh["flags"] and en["state"]["lang"] == "en"
+    assert {k: o["value"] for k, o in en["outputs"].items()} == {k: o["value"] for k, o in zh["outputs"].items()}
+    texts = [o["text"] for o in en["outputs"].values()] + list(en["derivations"].values())
+    assert not any(CHINESE.search(text) for text in texts), texts
+
+
+def test_english_grading_words():
+    v = widgets.render("predict", {"question": "ceiling-7b-a100", "guess": 78, "lang": "en"})
+    assert v["outputs"]["verdict"]["text"] == "Too low."
+    assert v["outputs"]["error"]["text"] == "-49% (tolerance ±10%)"
+    assert v["derivations"]["expected"] == "bandwidth ÷ weights read per step = 2.039 TB/s ÷ 13.21 GB = 154 tok/s"

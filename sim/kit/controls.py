@@ -1,13 +1,18 @@
-"""Widget parameters: their description (for the page's controls) and the rules that turn any
-incoming state (URL, slider, lesson config) into a valid one."""
+"""A widget's controls: what each one accepts, and the rules that turn any incoming state (URL, slider,
+lesson settings) into a valid one. Their words are the widget's: a control's label is the TEXT key of its
+name (or `label`), an option's label the key "NAME=VALUE" (or its entry in `names`)."""
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-LANGUAGES = ("zh", "en")
-SLIDER_STEPS = 1000  # positions on a range slider; site/static/js/controls.js uses the same number
+from sim.languages import DEFAULT, LANGUAGES
+
+LOG_SLIDER_STOPS = 400  # positions on a log-scaled slider, before equal values merge
 
 
 @dataclass(frozen=True)
@@ -15,13 +20,12 @@ class Range:
     """A whole number set with a slider (log-scaled when `log`) and a number box."""
 
     name: str
-    label: dict[str, str]
     default: int
     min: int
     max: int
     step: int = 1
     log: bool = False
-    unit: str = ""
+    label: str | None = None  # TEXT key of the label; default: the name
     kind: str = field(default="range", init=False)
 
     def coerce(self, value) -> int:
@@ -30,15 +34,22 @@ class Range:
         if number is None:
             return self.default
         number = min(max(number, self.min), self.max)
+        return self._snap(number)
+
+    def _snap(self, number: float) -> int:
         return int(self.min + round((number - self.min) / self.step) * self.step)
 
+    def stops(self) -> tuple[int, ...] | None:
+        """Every value a log-scaled slider can take, smallest first; None for a linear slider, whose
+        position is its value. The page only looks positions up in this list."""
+        return _log_stops(self.min, self.max, self.step) if self.log else None
+
     def slider_position(self, value: int) -> int:
-        """Where `value` sits on a slider of SLIDER_STEPS steps (log-scaled if `log`); page.js maps back."""
-        if self.log:
-            t = math.log(value / self.min) / math.log(self.max / self.min)
-        else:
-            t = (value - self.min) / (self.max - self.min)
-        return round(t * SLIDER_STEPS)
+        """The slider position that shows `value`: the last stop not above it (log), or the value itself."""
+        stops = self.stops()
+        if stops is None:
+            return value
+        return max(0, bisect.bisect_right(stops, value) - 1)
 
     def problem(self, value) -> str | None:
         number = _as_number(value)
@@ -47,27 +58,37 @@ class Range:
         return None
 
 
+@functools.cache
+def _log_stops(low: int, high: int, step: int) -> tuple[int, ...]:
+    ratio = high / low
+    snapped = (low + round((low * ratio ** (k / LOG_SLIDER_STOPS) - low) / step) * step
+               for k in range(LOG_SLIDER_STOPS + 1))
+    return tuple(sorted({min(max(v, low), high) for v in snapped} | {low, high}))
+
+
 @dataclass(frozen=True)
 class Select:
     """One of several named options (e.g. preset keys): a drop-down menu, or a row of radio buttons."""
 
     name: str
-    label: dict[str, str]
     default: str
-    options: tuple[tuple[str, dict[str, str]], ...]  # (value, label per language)
+    options: tuple[str, ...]
     style: str = "menu"  # "menu" (<select>) or "buttons" (radio group)
+    label: str | None = None  # TEXT key of the label; default: the name
+    # Option labels that are the same in every language (a GPU's name); other options are TEXT "NAME=VALUE".
+    names: Mapping[str, str] | None = None
     kind: str = field(default="select", init=False)
 
     @property
     def values(self) -> tuple[str, ...]:
-        return tuple(value for value, _ in self.options)
+        return self.options
 
     def coerce(self, value) -> str:
-        return value if isinstance(value, str) and value in self.values else self.default
+        return value if isinstance(value, str) and value in self.options else self.default
 
     def problem(self, value) -> str | None:
-        if value not in self.values:
-            return f"{self.name} must be one of {', '.join(self.values)}; got {value!r}"
+        if value not in self.options:
+            return f"{self.name} must be one of {', '.join(self.options)}; got {value!r}"
         return None
 
 
@@ -76,10 +97,9 @@ class Number:
     """A number the student types freely (e.g. a prediction); empty or invalid input means "no value" (None)."""
 
     name: str
-    label: dict[str, str]
     min: float = -1e15
     max: float = 1e15
-    unit: str = ""
+    label: str | None = None  # TEXT key of the label; default: the name
     default: None = None
     kind: str = field(default="number", init=False)
 
@@ -113,56 +133,38 @@ def _as_number(value) -> float | None:
     return float(value)
 
 
-def coerce_state(params, state) -> dict:
-    """A complete, valid state: every parameter present and in range, unknown keys dropped.
+def coerce_state(controls, state) -> dict:
+    """A complete, valid state: every control present and in range, unknown keys dropped.
 
-    "lang" is carried alongside the parameters: it picks the language of labels in the view.
+    "lang" is carried alongside the controls: it picks the language of the view's texts.
     """
     state = state if isinstance(state, dict) else {}
-    clean = {p.name: p.coerce(state.get(p.name)) for p in params}
+    clean = {c.name: c.coerce(state.get(c.name)) for c in controls}
     lang = state.get("lang")
-    clean["lang"] = lang if lang in LANGUAGES else LANGUAGES[0]
+    clean["lang"] = lang if lang in LANGUAGES else DEFAULT
     return clean
 
 
-def changed_param(params, state) -> str | None:
-    """The parameter the student just changed, when the page says so (state["changed"]); else None.
+def changed_param(controls, state) -> str | None:
+    """The control the student just changed, when the page says so (state["changed"]); else None.
 
-    Widgets whose parameters depend on each other use it: e.g. picking a preset fills in the fields it
+    Widgets whose controls depend on each other use it: e.g. picking a preset fills in the fields it
     implies, while editing one of those fields switches the preset to "custom".
     """
     changed = state.get("changed") if isinstance(state, dict) else None
-    return changed if any(p.name == changed for p in params) else None
+    return changed if any(c.name == changed for c in controls) else None
 
 
-def config_problems(params, config) -> list[tuple[str | None, str]]:
-    """What is wrong with a lesson's initial configuration for a widget, as (parameter, message) pairs."""
+def config_problems(controls, config) -> list[tuple[str | None, str]]:
+    """What is wrong with a lesson's initial settings for a widget, as (control, message) pairs."""
     if not isinstance(config, dict):
         return [(None, f"widget settings must be a mapping of parameter: value, got {type(config).__name__}")]
-    by_name = {p.name: p for p in params}
+    by_name = {c.name: c for c in controls}
     problems = []
     for name, value in config.items():
-        param = by_name.get(name)
-        if param is None:
+        control = by_name.get(name)
+        if control is None:
             problems.append((name, f"unknown parameter {name!r}; known: {', '.join(by_name)}"))
-        elif (problem := param.problem(value)) is not None:
+        elif (problem := control.problem(value)) is not None:
             problems.append((name, problem))
     return problems
-
-
-def describe(params, state: dict, lang: str) -> list[dict]:
-    """The parameters, with their values in `state`, as plain dicts for the page's templates."""
-    out = []
-    for p in params:
-        d = {"name": p.name, "kind": p.kind, "label": p.label.get(lang) or p.label["en"], "default": p.default,
-             "value": state[p.name]}
-        if isinstance(p, Range):
-            d.update(min=p.min, max=p.max, step=p.step, log=p.log, unit=p.unit, steps=SLIDER_STEPS,
-                     position=p.slider_position(state[p.name]))
-        elif isinstance(p, Number):
-            d.update(unit=p.unit, value="" if state[p.name] is None else state[p.name])
-        else:
-            d["style"] = p.style
-            d["options"] = [{"value": v, "label": lbl.get(lang) or lbl["en"]} for v, lbl in p.options]
-        out.append(d)
-    return out

@@ -1,41 +1,22 @@
-"""Building blocks of a widget's view: readouts with their display text, and number formats."""
+"""Numbers as display text, the same for a widget's readouts and a lesson's prose ({sim} expressions).
+
+Decimal units, as GPU datasheets use (1 GB = 1e9 B); grouped digits (2,304); a real minus sign where a
+quantity can be short.
+"""
 
 from __future__ import annotations
 
 import math
 
-VIEW_SCHEMA = 1
-
-
-def view(state: dict, outputs: dict, figures: dict | None = None, svg: dict | None = None,
-         flags: dict | None = None, derivations: dict | None = None) -> dict:
-    """A view dict in the widget protocol's shape (DESIGN.md §3.2), plus the valid state it was computed
-    for, so that the page can show what was actually used when it sent something out of range."""
-    return {
-        "schema": VIEW_SCHEMA,
-        "state": state,
-        "outputs": outputs,
-        "figures": figures or {},
-        "svg": svg or {},
-        "flags": flags or {},
-        "derivations": derivations or {},
-    }
-
-
-def output(value: float, text: str) -> dict:
-    """A readout: the raw number (rounded to 6 significant digits, for stable text) and its display text."""
-    return {"value": round_sig(value, 6), "text": text}
-
-
-def round_sig(x: float, digits: int) -> float:
-    if x == 0 or not math.isfinite(x):
-        return x
-    return round(x, digits - 1 - math.floor(math.log10(abs(x))))
-
 
 def fmt_grouped(x: float) -> str:
     """1234567.8 -> "1,234,568"."""
     return f"{x:,.0f}"
+
+
+def fmt_fixed(x: float, decimals: int = 0) -> str:
+    """Grouped digits with a fixed number of decimals: 2303.87 -> "2,304", (0.3412, 2) -> "0.34"."""
+    return f"{x:,.{decimals}f}"
 
 
 def fmt_sig(x: float, digits: int = 3) -> str:
@@ -48,6 +29,11 @@ def fmt_sig(x: float, digits: int = 3) -> str:
     return f"{x:,.{decimals}f}"
 
 
+def fmt_pct(fraction: float, decimals: int = 0) -> str:
+    """A fraction as a percentage: (0.0034, 2) -> "0.34%"."""
+    return f"{fraction * 100:,.{decimals}f}%"
+
+
 def fmt_ms(seconds: float) -> str:
     """A step time in milliseconds with two decimals (15.39 ms), more for sub-millisecond steps."""
     ms = seconds * 1e3
@@ -55,18 +41,34 @@ def fmt_ms(seconds: float) -> str:
 
 
 def fmt_bytes(n: float) -> str:
-    """Decimal units, as GPU datasheets use: 51.25 GB, 570 MB."""
+    """Four significant digits in the largest decimal unit that fits: 51.25 GB, 570 MB, 64 B."""
     for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
         if abs(n) >= scale:
             return f"{fmt_sig(n / scale, 4)} {unit}"
     return f"{fmt_grouped(n)} B"
 
 
+def fmt_gb(n_bytes: float, decimals: int = 2) -> str:
+    """Bytes in GB with fixed decimals: 51,247,879,168 -> "51.25 GB"."""
+    return f"{n_bytes / 1e9:,.{decimals}f} GB"
+
+
+def fmt_mb(n_bytes: float, decimals: int = 0) -> str:
+    """Bytes in MB with fixed decimals: 301,989,888 -> "302 MB"."""
+    return f"{n_bytes / 1e6:,.{decimals}f} MB"
+
+
 def fmt_flops(n: float) -> str:
+    """Four significant digits in the largest unit that fits: 51.25 GFLOP, 1.049 PFLOP."""
     for unit, scale in (("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6)):
         if abs(n) >= scale:
             return f"{fmt_sig(n / scale, 4)} {unit}"
     return f"{fmt_grouped(n)} FLOP"
+
+
+def fmt_signed_bytes(n: float) -> str:
+    """fmt_bytes with a real minus sign for memory that is short."""
+    return f"−{fmt_bytes(-n)}" if n < 0 else fmt_bytes(n)
 
 
 def step_time_derivation(e, hw) -> str:

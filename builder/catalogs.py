@@ -1,0 +1,226 @@
+"""Catalogs: every user-visible string, once per language, and the checks that keep the languages whole.
+
+Two kinds, like the catalogs of well-kept site generators (MkDocs' locale files, Docusaurus'
+i18n/<locale>/code.json):
+- YAML files, one per language: the page chrome (site/i18n/<lang>.yml) and a course's own words
+  (lessons/<lang>/catalog.yml). Nested keys, read with their line numbers.
+- The TEXT of a sim/ module (a widget's labels, readouts and notes): a dict literal with one block per
+  language, read here from the module's source so that a problem points at its line.
+
+In both, every language has the keys of the default language (sim/languages.py), with the same
+{placeholders}. A problem names the file and line of what is missing or wrong.
+"""
+
+from __future__ import annotations
+
+import ast
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from builder.problems import Problem
+from sim.languages import DEFAULT, LANGUAGES
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """One language's YAML catalog: dotted key -> text, with the line of each key."""
+
+    path: Path
+    lang: str
+    texts: dict[str, str]
+    lines: dict[str, int]
+
+    def tree(self) -> dict:
+        """The texts as nested dicts (what templates look up: ui.home.title)."""
+        root: dict = {}
+        for key, text in self.texts.items():
+            node = root
+            *parents, leaf = key.split(".")
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[leaf] = text
+        return root
+
+    def section(self, name: str) -> dict[str, str]:
+        """The texts under `name.`, keyed by the rest of their key."""
+        prefix = f"{name}."
+        return {key[len(prefix):]: text for key, text in self.texts.items() if key.startswith(prefix)}
+
+
+def load_catalog(path: Path, lang: str, required: bool = True) -> tuple[Catalog, list[Problem]]:
+    """A YAML catalog (nested mappings of text); a missing file is an empty catalog, and a problem if required."""
+    empty = Catalog(path, lang, {}, {})
+    if not path.is_file():
+        return empty, [Problem(path, 1, f"the {lang} catalog is missing: copy {path.with_stem(DEFAULT).name} "
+                                        "and translate every text")] if required else []
+    try:
+        root = yaml.compose(path.read_text(encoding="utf-8-sig"))
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        mark = getattr(e, "problem_mark", None)
+        return empty, [Problem(path, 1 + (mark.line if mark else 0), f"not valid YAML: {getattr(e, 'problem', e)}")]
+    if root is None:
+        return empty, []
+    texts, lines, problems = {}, {}, []
+    _walk(root, "", path, texts, lines, problems)
+    return Catalog(path, lang, texts, lines), problems
+
+
+def _walk(node, prefix: str, path: Path, texts: dict, lines: dict, problems: list) -> None:
+    line = node.start_mark.line + 1
+    if not isinstance(node, yaml.MappingNode):
+        problems.append(Problem(path, line, f"{prefix.rstrip('.') or 'the catalog'} must be a mapping of key: text"))
+        return
+    seen = set()
+    for key_node, value in node.value:
+        key = f"{prefix}{key_node.value}"
+        key_line = key_node.start_mark.line + 1
+        if key in seen:
+            problems.append(Problem(path, key_line, f"{key!r} is set twice"))
+            continue
+        seen.add(key)
+        if isinstance(value, yaml.MappingNode):
+            lines[key] = key_line
+            _walk(value, f"{key}.", path, texts, lines, problems)
+        elif isinstance(value, yaml.ScalarNode) and value.tag.endswith((":str", ":int", ":float")):
+            texts[key], lines[key] = str(value.value), key_line
+        else:
+            problems.append(Problem(path, key_line, f"{key!r} must be text"))
+
+
+def placeholders(text: str) -> tuple[str, ...] | None:
+    """The {fields} of a text, sorted ("{}" for a positional one); None if its braces do not balance."""
+    try:
+        return tuple(sorted(field or "{}" for _, field, _, _ in string.Formatter().parse(text) if field is not None))
+    except ValueError:
+        return None
+
+
+def compare(default: dict[str, str], other: dict[str, str], where_default, where_other) -> list[Problem]:
+    """What `other` (a translation) lacks, adds or changes against `default`, and broken braces in either.
+
+    where_default(key) and where_other(key) give the (path, line) of a key in each; where_other(key) of a
+    key `other` lacks gives the place it should go; where_default(None) names the default's file.
+    """
+    problems = []
+    for texts, where in ((default, where_default), (other, where_other)):
+        for key, text in texts.items():
+            if placeholders(text) is None:
+                problems.append(Problem(*where(key), f"{key!r}: unbalanced {{ }} (write {{{{ and }}}} for a brace)"))
+    for key, text in default.items():
+        path, line = where_default(key)
+        if key not in other:
+            problems.append(Problem(*where_other(key), f"{key!r} is missing (it is at {path.name}:{line})"))
+        elif None not in (placeholders(text), placeholders(other[key])) and \
+                placeholders(other[key]) != placeholders(text):
+            problems.append(Problem(*where_other(key), f"{key!r} has placeholders {_fields(other[key])}, but "
+                                                       f"{path.name}:{line} has {_fields(text)}"))
+    for key in other:
+        if key not in default:
+            problems.append(Problem(*where_other(key), f"{key!r} is not a key of the default language's words "
+                                                       f"({where_default(None)[0].name}); add it there or remove it"))
+    return problems
+
+
+def _fields(text: str) -> str:
+    found = placeholders(text)
+    return "{" + "}, {".join(found) + "}" if found else "none"
+
+
+def check_catalogs(catalogs: dict[str, Catalog]) -> list[Problem]:
+    """Every language's catalog has the default language's keys, with the same placeholders."""
+    base = catalogs[DEFAULT]
+    problems = []
+    for lang, catalog in catalogs.items():
+        if lang != DEFAULT:
+            problems += compare(base.texts, catalog.texts, lambda k, c=base: (c.path, c.lines.get(k, 1)),
+                                lambda k, c=catalog: (c.path, _nearest_line(c, k)))
+    return problems
+
+
+def _nearest_line(catalog: Catalog, key: str) -> int:
+    """The line of a key, or of its closest parent that is there (where a missing key should go)."""
+    while key:
+        if key in catalog.lines:
+            return catalog.lines[key]
+        key = key.rpartition(".")[0]
+    return 1
+
+
+# --- TEXT blocks in sim/ modules ------------------------------------------------------------------------
+
+def check_text_blocks(sim_dir: Path) -> list[Problem]:
+    """Every sim/ module's TEXT has one block per language with the same keys and placeholders, and no
+    words per language live anywhere else in the module."""
+    problems = []
+    for path in sorted(sim_dir.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        text_node = None
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "TEXT" for t in node.targets):
+                text_node = node.value
+                problems += _check_text(path, node.value)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Dict) and node is not text_node and _language_keys(node):
+                problems.append(Problem(path, node.lineno, "words per language belong in the module's TEXT "
+                                                           "(one block per language), not in a dict of their own"))
+    return problems
+
+
+def _language_keys(node: ast.Dict) -> bool:
+    keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+    return bool(keys) and len(keys) == len(node.keys) and all(k in LANGUAGES for k in keys)
+
+
+def _check_text(path: Path, node: ast.expr) -> list[Problem]:
+    if not isinstance(node, ast.Dict):
+        return [Problem(path, node.lineno, "TEXT must be a dict literal: {\"zh\": {...}, \"en\": {...}}")]
+    blocks, problems = {}, []
+    for key, value in zip(node.keys, node.values):
+        lang = key.value if isinstance(key, ast.Constant) else None
+        if lang not in LANGUAGES:
+            problems.append(Problem(path, value.lineno, f"TEXT block {lang!r} is not a site language "
+                                                        f"({', '.join(LANGUAGES)}, sim/languages.py)"))
+            continue
+        block, found = _text_block(path, lang, value)
+        blocks[lang] = block
+        problems += found
+    for lang in LANGUAGES:
+        if lang not in blocks:
+            problems.append(Problem(path, node.lineno, f"TEXT has no {lang!r} block: every language needs one"))
+    if DEFAULT not in blocks:
+        return problems
+    base = blocks[DEFAULT]
+    for lang, block in blocks.items():
+        if lang != DEFAULT:
+            problems += compare({k: t for k, (t, _) in base.items()}, {k: t for k, (t, _) in block.items()},
+                                lambda k: (path, base[k][1] if k in base else node.lineno),
+                                lambda k, b=block, lang=lang: (path, b[k][1] if k in b else _block_line(node, lang)))
+    return problems
+
+
+def _block_line(node: ast.Dict, lang: str) -> int:
+    return next((v.lineno for k, v in zip(node.keys, node.values)
+                 if isinstance(k, ast.Constant) and k.value == lang), node.lineno)
+
+
+def _text_block(path: Path, lang: str, node: ast.expr) -> tuple[dict[str, tuple[str, int]], list[Problem]]:
+    """A language's block: key -> (text, line)."""
+    if not isinstance(node, ast.Dict):
+        return {}, [Problem(path, node.lineno, f"TEXT[{lang!r}] must be a dict literal of key: text")]
+    block, problems = {}, []
+    for key, value in zip(node.keys, node.values):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            problems.append(Problem(path, value.lineno, f"TEXT[{lang!r}] keys must be plain strings"))
+        elif not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+            problems.append(Problem(path, value.lineno, f"TEXT[{lang!r}][{key.value!r}] must be a plain string "
+                                                        "(placeholders are filled with .format)"))
+        elif key.value in block:
+            problems.append(Problem(path, key.lineno, f"TEXT[{lang!r}] sets {key.value!r} twice"))
+        else:
+            block[key.value] = (value.value, key.lineno)
+    return block, problems

@@ -1,0 +1,48 @@
+"""The Jinja environment pages and widgets are rendered with, and how numbers print in them."""
+
+from __future__ import annotations
+
+import json
+import math
+from decimal import Decimal
+from pathlib import Path
+
+import jinja2
+
+
+def js_number(value):
+    """Floats printed as JavaScript's String(number) prints them, so that a pre-rendered data-value is the
+    text the page script later writes for the same number (208.0 -> "208", 1.6e-05 -> "0.000016")."""
+    if not isinstance(value, float) or not math.isfinite(value):
+        return value
+    if value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    if 1e-7 <= abs(value) < 1e21:
+        return format(Decimal(repr(value)), "f")
+    mantissa, exponent = repr(value).split("e")
+    return f"{mantissa}e{int(exponent):+d}"
+
+
+def json_island(data) -> str:
+    """JSON safe to embed in <script type="application/json">: no '<' can close the element."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+
+
+def fill(text: str, **values) -> str:
+    """A catalog text with its {placeholders} filled: {{ ui.lesson.minutes | fill(minutes=40) }}."""
+    return text.format(**values)
+
+
+def make_templates(folder: Path, **globals_) -> jinja2.Environment:
+    """Templates from `folder`; a name or key a template uses that does not exist is an error, never blank."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(folder),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        finalize=js_number,
+    )
+    env.filters["fill"] = fill
+    env.globals.update(globals_)
+    return env

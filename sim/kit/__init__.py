@@ -1,0 +1,49 @@
+"""The widget kit: what a widget module is built from.
+
+A widget is one module in sim/widgets/, read top to bottom:
+- TEXT: its words, one block per language ({"zh": {...}, "en": {...}}), the same keys in each;
+- WIDGET = Widget(controls=(...), layout=(...)): its controls, and what its page shows (sim/kit/layout.py);
+- render(state) -> view (sim/kit/view.py), which starts with WIDGET.coerce(state) and accepts any dict.
+
+The generic partial draws any widget from this declaration; a widget whose layout needs more has its own
+template, site/templates/widgets/<name>.html, which the builder finds by that name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+
+from sim.kit import choices
+from sim.kit.controls import Number, Range, Select, changed_param, coerce_state, config_problems
+from sim.kit.layout import Controls, Derivations, Figure, Flag, Output, Panel, Readout, Readouts, Row, Svg, Table, Text
+from sim.kit.view import output, view
+
+__all__ = [
+    "Controls", "Derivations", "Figure", "Flag", "Number", "Output", "Panel", "Range", "Readout", "Readouts",
+    "Row", "Select", "Svg", "Table", "Text", "Widget", "choices", "config_problems", "output", "view", "words",
+]
+
+
+@dataclass(frozen=True)
+class Widget:
+    """A widget's declaration: its controls, and what its page shows, top to bottom."""
+
+    controls: tuple
+    layout: tuple = ()
+
+    def coerce(self, state) -> dict:
+        """A complete, valid state for any input (sim/kit/controls.py coerce_state)."""
+        return coerce_state(self.controls, state)
+
+    def changed(self, state) -> str | None:
+        """The control the page says was just moved, if it is one of these."""
+        return changed_param(self.controls, state)
+
+    def control(self, name: str):
+        return next(c for c in self.controls if c.name == name)
+
+
+def words(module: ModuleType, lang: str) -> dict[str, str]:
+    """Every text a widget's page may use in `lang`: the shared controls' words, then the widget's own."""
+    return {**choices.TEXT[lang], **module.TEXT[lang]}
