@@ -34,10 +34,12 @@ class DeclarationError(Exception):
         self.needle = needle
 
 
-def template_name(templates: jinja2.Environment, name: str) -> str:
+def template_for(templates: jinja2.Environment, name: str) -> jinja2.Template:
     """The widget's own template if it has one (the exception), else the generic partial."""
-    own = f"widgets/{name}.html"
-    return own if own in templates.list_templates() else GENERIC_TEMPLATE
+    try:
+        return templates.get_template(f"widgets/{name}.html")
+    except jinja2.TemplateNotFound:
+        return templates.get_template(GENERIC_TEMPLATE)
 
 
 def render_widget(templates: jinja2.Environment, ui: dict, name: str, widget_id: str, state: dict,
@@ -45,8 +47,7 @@ def render_widget(templates: jinja2.Environment, ui: dict, name: str, widget_id:
     """The widget's HTML for a valid state and its view (pre-rendered: the page reads without Python)."""
     module = widgets.load(name)
     t = kit.words(module, state["lang"])
-    template = templates.get_template(template_name(templates, name))
-    return template.render(
+    return template_for(templates, name).render(
         id=widget_id, name=name, t=t, ui=ui, state=state, view=view,
         controls=describe_controls(module.WIDGET.controls, state, t),
         layout=describe_layout(module.WIDGET, state, view, t),
