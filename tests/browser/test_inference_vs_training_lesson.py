@@ -69,11 +69,12 @@ def test_checkpoint_answers_reveal_after_trying(site_page, server):
 
 
 def test_the_two_lessons_link_to_each_other(site_page, server):
-    site_page.goto(server.url(LESSON))
+    site_page.goto(server.url(LESSON))  # goto waits for the load event: the whole page is parsed
     back = site_page.locator('main a[href^="../prefill-decode/"]')
     assert back.count() >= 2
     back.first.click()
     expect(site_page.locator("h1")).to_have_text("prefill 与 decode：生成到底慢在哪")
+    site_page.wait_for_load_state()  # the heading comes early; the links near the end may still be parsing
     forward = site_page.locator('main a[href="../inference-vs-training/"]')
     assert forward.count() >= 1
     forward.first.click()
