@@ -21,7 +21,7 @@ def namespace() -> dict:
         "presets": presets, "model_size": model_size, "cache": cache, "memory": memory, "roofline": roofline,
         "model": presets.model, "hw": presets.hardware,
         "prefill": roofline.prefill, "decode": roofline.decode, "ridge": roofline.ridge_point,
-        "max_batch": memory.max_batch,
+        "max_batch": memory.max_batch, "measured": presets.measurement, "achieved": presets.achieved,
         # the presets lessons use most
         "anchor": presets.model("qwen3.8-27b"), "qwen32b": presets.model("qwen3-32b"),
         "llama7b": presets.model("llama-2-7b"),

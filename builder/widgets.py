@@ -64,7 +64,7 @@ def describe_controls(controls, state: dict, t: dict) -> list[dict]:
         d = {"name": c.name, "kind": c.kind, "label": _word(t, c.label or c.name), "value": state[c.name]}
         if isinstance(c, Range):
             stops = c.stops()
-            d.update(min=c.min, max=c.max, step=c.step, position=c.slider_position(state[c.name]),
+            d.update(min=c.min, max=c.max, step=c.step, whole=c.whole, position=c.slider_position(state[c.name]),
                      stops=",".join(map(str, stops)) if stops else None,
                      slider_max=len(stops) - 1 if stops else c.max, slider_min=0 if stops else c.min,
                      slider_step=1 if stops else c.step)

@@ -5,17 +5,16 @@ Every request in a batch waits for the same step, so with a step of t seconds:
 - each request's own speed = 1 / t tokens per second.
 The weights are read once per step whatever B is, while KV and state traffic grow with B; so total
 throughput rises with B and each request slows down. Step times are roofline.decode's lower bounds;
-capacity is memory.max_batch (the whole checkpoint resident).
+capacity is memory.max_batch (the whole checkpoint resident). Where the weight matmuls turn
+compute-bound is roofline.critical_batch.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from sim import memory, roofline
 from sim.presets import Hardware, Model
-from sim.validate import check_int
 
 
 @dataclass(frozen=True)
@@ -57,30 +56,3 @@ def sweep_batches(m: Model, hw: Hardware, batches, context: int, state_dtype: st
         step = roofline.decode(m, hw, batch=b, context=context, state_dtype=state_dtype)
         points.append(BatchPoint(batch=step.tokens, step=step, fits=step.tokens <= limit))
     return tuple(points)
-
-
-def first_compute_bound_batch(m: Model, hw: Hardware, context: int, state_dtype: str = "fp32") -> int | None:
-    """The smallest batch whose decode step is compute-bound, or None if no batch ever is.
-
-    Compute time B·f/π exceeds memory time (W + B·r)/β once B·(f/π − r/β) > W/β, where f is one
-    request's FLOPs, r its bytes and W the weights' bytes. When f/π ≤ r/β each extra request adds
-    more memory time than compute time, and the step stays memory-bound for every B.
-    """
-    ctx = check_int("context", context, 0, roofline.MAX_CONTEXT)
-    one = roofline.decode(m, hw, batch=1, context=ctx, state_dtype=state_dtype)
-    two = roofline.decode(m, hw, batch=2, context=ctx, state_dtype=state_dtype)
-    weights_s = one.bytes_by_kind["weights"] / hw.bandwidth_bytes_per_s
-    per_request_gap_s = (two.compute_time_s - one.compute_time_s) - (two.memory_time_s - one.memory_time_s)
-    if per_request_gap_s <= 0:
-        return None
-    guess = min(max(1, math.floor(weights_s / per_request_gap_s)), roofline.MAX_BATCH)
-    # The closed form is exact in reals; settle float rounding at the boundary against decode itself.
-    while guess > 1 and _is_compute_bound(m, hw, guess - 1, ctx, state_dtype):
-        guess -= 1
-    while guess <= roofline.MAX_BATCH and not _is_compute_bound(m, hw, guess, ctx, state_dtype):
-        guess += 1
-    return guess if guess <= roofline.MAX_BATCH else None
-
-
-def _is_compute_bound(m: Model, hw: Hardware, batch: int, context: int, state_dtype: str) -> bool:
-    return roofline.decode(m, hw, batch=batch, context=context, state_dtype=state_dtype).bound == "compute"

@@ -26,6 +26,8 @@ def fmt_sig(x: float, digits: int = 3) -> str:
     if abs(x) >= 10 ** digits:
         return fmt_grouped(x)
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
+    if decimals and abs(round(x, decimals)) >= 10 ** (digits - decimals):  # 0.99996 rounds up to 1.00, not 1.000
+        decimals -= 1
     return f"{x:,.{decimals}f}"
 
 
@@ -72,9 +74,12 @@ def fmt_signed_bytes(n: float) -> str:
 
 
 def step_time_derivation(e, hw) -> str:
-    """max(FLOPs / peak, bytes / bandwidth) with the numbers of a roofline Estimate on Hardware filled in."""
-    return (
-        f"max({fmt_flops(e.flops)} ÷ {hw.peak_flops_per_s / 1e12:g} TFLOP/s, "
-        f"{fmt_bytes(e.bytes)} ÷ {hw.bandwidth_bytes_per_s / 1e12:g} TB/s) "
-        f"= max({fmt_ms(e.compute_time_s)}, {fmt_ms(e.memory_time_s)}) = {fmt_ms(e.time_s)}"
-    )
+    """How a roofline Estimate's time comes about, with its numbers: max(FLOPs ÷ peak, bytes ÷ bandwidth) when
+    every operation is bound the same way (the sum of their times is then that max), else one max per
+    operation, added up (the operations run one after another)."""
+    peak, bandwidth = f"{hw.peak_flops_per_s / 1e12:g} TFLOP/s", f"{hw.bandwidth_bytes_per_s / 1e12:g} TB/s"
+    if not e.mixed:
+        return (f"max({fmt_flops(e.flops)} ÷ {peak}, {fmt_bytes(e.bytes)} ÷ {bandwidth}) "
+                f"= max({fmt_ms(e.compute_time_s)}, {fmt_ms(e.memory_time_s)}) = {fmt_ms(e.time_s)}")
+    terms = " + ".join(f"max({fmt_flops(op.flops)} ÷ {peak}, {fmt_bytes(op.bytes)} ÷ {bandwidth})" for op in e.ops)
+    return f"{terms} = {' + '.join(fmt_ms(op.time_s) for op in e.ops)} = {fmt_ms(e.time_s)}"

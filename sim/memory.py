@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from sim import cache, model_size
 from sim.presets import Hardware, Model
 from sim.roofline import MAX_BATCH, MAX_CONTEXT
@@ -29,3 +31,11 @@ def max_batch(m: Model, hw: Hardware, context: int, state_dtype: str = "fp32") -
     if per_request == 0:
         return MAX_BATCH
     return int(free // per_request)
+
+
+def gpus_for_weights(weights_bytes: float, hw: Hardware) -> int:
+    """How many of these GPUs it takes just to hold `weights_bytes` of weights, split evenly (tensor parallel),
+    before any KV cache: 1 when they fit on one."""
+    if not weights_bytes > 0:
+        raise ValueError(f"weights_bytes must be positive, got {weights_bytes!r}")
+    return max(1, math.ceil(weights_bytes / hw.memory_bytes))

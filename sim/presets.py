@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import cache
 
-from sim.validate import check_choice
+from sim.validate import check_choice, check_fraction
 
 # os.path, not pathlib: importing pathlib costs more than this whole module in Pyodide's boot.
 PRESETS_DIR = os.path.join(os.path.dirname(__file__), "presets")
@@ -141,6 +141,33 @@ def _model_table() -> dict[str, Model]:
     return table
 
 
+@dataclass(frozen=True)
+class Measurement:
+    """A published decode speed, with its set-up and source, to set beside the roofline's bound."""
+
+    key: str
+    system: str
+    model: str  # model preset key
+    hardware: str  # hardware preset key of the closest datasheet GPU
+    weight_dtype: str  # "bf16" | "fp8" (any 1-byte format) | "int4"
+    tensor_parallel: int
+    batch: int
+    tokens_per_s: float  # per user
+    set_up: str
+    source: str
+
+
+@cache
+def _measurement_table() -> dict[str, Measurement]:
+    return {key: Measurement(key=key, **{k: float(v) if isinstance(v, Decimal) else v for k, v in e.items()})
+            for key, e in _load("measurements.json").items()}
+
+
+def measurement(key: str) -> Measurement:
+    """A published measurement (presets/measurements.json), e.g. "gpt-fast-llama2-7b-bf16"."""
+    return _measurement_table()[check_choice("measurement", key, _measurement_table())]
+
+
 def hardware_keys() -> list[str]:
     return list(_hardware_table())
 
@@ -157,6 +184,22 @@ def hardware(key: str) -> Hardware:
 def model(key: str) -> Model:
     """Return the model preset named key (e.g. "qwen3.8-27b")."""
     return _model_table()[check_choice("model", key, _model_table())]
+
+
+def achieved(hw: Hardware, compute_efficiency: float = 1.0, bandwidth_efficiency: float = 1.0,
+             memory_fraction: float = 1.0) -> Hardware:
+    """The GPU as an engine gets it: compute and bandwidth at the share of peak its kernels reach
+    (achieved / peak), and the share of memory it may use (vLLM's gpu_memory_utilization defaults to 0.9).
+
+    With every share at 1.0 this is the datasheet GPU, the bound the lessons compute by default.
+    """
+    compute = check_fraction("compute_efficiency", compute_efficiency)
+    bandwidth = check_fraction("bandwidth_efficiency", bandwidth_efficiency)
+    memory = check_fraction("memory_fraction", memory_fraction)
+    if compute == bandwidth == memory == 1:
+        return hw
+    return replace(hw, peak_flops_per_s=hw.peak_flops_per_s * compute,
+                   bandwidth_bytes_per_s=hw.bandwidth_bytes_per_s * bandwidth, memory_bytes=hw.memory_bytes * memory)
 
 
 def dtype_bytes(name: str, dtype: str) -> int:

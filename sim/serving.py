@@ -36,7 +36,7 @@ class DecodeRun:
     flops: int
     bytes: int
     time_s: float
-    compute_bound_steps: int  # steps whose FLOPs take longer than their bytes
+    compute_bound_time_s: float  # the part of time_s spent in compute-bound operations
 
     @property
     def time_per_token_s(self) -> float:
@@ -50,16 +50,16 @@ class DecodeRun:
 
     @property
     def bound(self) -> str:
-        """The bound of most steps: "compute" or "memory"."""
-        return "compute" if 2 * self.compute_bound_steps > self.steps else "memory"
+        """What limits most of the answer's time: "compute" or "memory"."""
+        return "compute" if 2 * self.compute_bound_time_s > self.time_s else "memory"
 
 
 def decode_run(m: Model, hw: Hardware, prompt_tokens: int, output_tokens: int,
                state_dtype: str = "fp32") -> DecodeRun:
     """The decode steps of a prompt_tokens-long prompt's output_tokens-long answer (see module docstring).
 
-    A step's FLOPs and bytes are linear in its context, so the compute-bound steps form one run
-    at the start or the end; each run's time is an arithmetic series, summed in closed form.
+    Each operation's FLOPs and bytes are linear in the step's context, so its compute-bound steps form
+    one run at the start or the end; each run's time is an arithmetic series, summed in closed form.
     """
     prompt = check_int("prompt_tokens", prompt_tokens, 0, roofline.MAX_CONTEXT - MAX_ANSWER_TOKENS)
     n = check_int("output_tokens", output_tokens, 1, MAX_ANSWER_TOKENS)
@@ -68,18 +68,22 @@ def decode_run(m: Model, hw: Hardware, prompt_tokens: int, output_tokens: int,
         return roofline.decode(m, hw, batch=1, context=prompt + i, state_dtype=state_dtype)
 
     first, second = step(0), step(1)
-    flops = _Series(first.flops, second.flops - first.flops)
-    bytes_ = _Series(first.bytes, second.bytes - first.bytes)
-    switch = _first_change(lambda i: step(i).bound == "compute", n)
-    compute_steps = range(0, switch) if first.bound == "compute" else range(switch, n)
-    memory_steps = range(switch, n) if first.bound == "compute" else range(0, switch)
-    time_s = flops.sum(compute_steps) / hw.peak_flops_per_s + bytes_.sum(memory_steps) / hw.bandwidth_bytes_per_s
+    time_s = compute_bound_s = 0.0
+    for k, (op, next_op) in enumerate(zip(first.ops, second.ops)):
+        flops = _Series(op.flops, next_op.flops - op.flops)
+        bytes_ = _Series(op.bytes, next_op.bytes - op.bytes)
+        switch = _first_change(lambda i, k=k: step(i).ops[k].bound == "compute", n)
+        compute_steps = range(0, switch) if op.bound == "compute" else range(switch, n)
+        memory_steps = range(switch, n) if op.bound == "compute" else range(0, switch)
+        compute_s = flops.sum(compute_steps) / hw.peak_flops_per_s
+        time_s += compute_s + bytes_.sum(memory_steps) / hw.bandwidth_bytes_per_s
+        compute_bound_s += compute_s
     return DecodeRun(
         steps=n,
-        flops=flops.sum(range(n)),
-        bytes=bytes_.sum(range(n)),
+        flops=_Series(first.flops, second.flops - first.flops).sum(range(n)),
+        bytes=_Series(first.bytes, second.bytes - first.bytes).sum(range(n)),
         time_s=time_s,
-        compute_bound_steps=len(compute_steps),
+        compute_bound_time_s=compute_bound_s,
     )
 
 
@@ -121,6 +125,13 @@ def weight_bytes(params: int, weight_dtype: str) -> float:
 def decode_ceiling_tokens_per_s(hw: Hardware, weights_bytes: float) -> float:
     """Tokens/s of one request when every step reads all weights once and nothing else (batch 1)."""
     return hw.bandwidth_bytes_per_s / weights_bytes
+
+
+def bandwidth_utilisation(tokens_per_s: float, weights_bytes: float, hw: Hardware) -> float:
+    """MBU, model bandwidth utilisation: the weight bytes a measured tokens/s implies reading per second,
+    over the GPU's peak bandwidth (the definition of PyTorch's gpt-fast blog: model size x inferences
+    per second / peak bandwidth). The roofline's batch-1 ceiling is MBU = 1."""
+    return tokens_per_s * weights_bytes / hw.bandwidth_bytes_per_s
 
 
 def weights_only_decode_intensity(weight_dtype: str) -> float:

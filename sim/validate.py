@@ -29,3 +29,11 @@ def check_positive(name: str, value) -> float:
     if not ok:
         raise ValueError(f"{name} must be a finite number greater than 0, got {value!r}")
     return float(value)
+
+
+def check_fraction(name: str, value) -> float:
+    """Return value as a float if it is a share in (0, 1]; else raise ValueError naming it."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and 0 < value <= 1
+    if not ok:
+        raise ValueError(f"{name} must be a share greater than 0 and at most 1, got {value!r}")
+    return float(value)

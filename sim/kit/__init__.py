@@ -14,14 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import ModuleType
 
-from sim.kit import choices
+from sim.kit import capacity, choices
 from sim.kit.controls import Number, Range, Select, changed_param, coerce_state, config_problems
 from sim.kit.layout import Controls, Derivations, Figure, Flag, Output, Panel, Readout, Readouts, Row, Svg, Table, Text
 from sim.kit.view import output, view
 
 __all__ = [
     "Controls", "Derivations", "Figure", "Flag", "Number", "Output", "Panel", "Range", "Readout", "Readouts",
-    "Row", "Select", "Svg", "Table", "Text", "Widget", "choices", "config_problems", "output", "view", "words",
+    "Row", "Select", "Svg", "Table", "Text", "Widget", "capacity", "choices", "config_problems", "output", "view",
+    "words",
 ]
 
 
@@ -45,5 +46,5 @@ class Widget:
 
 
 def words(module: ModuleType, lang: str) -> dict[str, str]:
-    """Every text a widget's page may use in `lang`: the shared controls' words, then the widget's own."""
-    return {**choices.TEXT[lang], **module.TEXT[lang]}
+    """Every text a widget's page may use in `lang`: the kit's shared words, then the widget's own."""
+    return {**choices.TEXT[lang], **capacity.TEXT[lang], **module.TEXT[lang]}

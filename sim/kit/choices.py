@@ -1,9 +1,10 @@
-"""Controls that several widgets share, so that every lesson offers the same choices in the same words."""
+"""Controls that several widgets share, so that every lesson offers the same choices in the same words:
+the GPU, the model, the recurrent state's dtype, and how much of the GPU a real engine gets."""
 
 from __future__ import annotations
 
 from sim import presets
-from sim.kit.controls import Select
+from sim.kit.controls import Range, Select
 
 CUSTOM = "custom"  # the model option of widgets whose model fields can be edited by hand
 
@@ -13,12 +14,18 @@ TEXT = {
         "model": "模型",
         "model=custom": "自定义",
         "state_dtype": "递归状态精度",
+        "memory_fraction": "引擎可用的显存比例（1 = 数据手册的全部；vLLM 0.20 及以前默认 0.9）",
+        "compute_efficiency": "实际算力 ÷ 峰值（1 = 屋顶线的理想值）",
+        "bandwidth_efficiency": "实际带宽 ÷ 峰值（1 = 屋顶线的理想值）",
     },
     "en": {
         "hardware": "GPU",
         "model": "Model",
         "model=custom": "Custom",
         "state_dtype": "Recurrent state dtype",
+        "memory_fraction": "Share of memory the engine may use (1 = the datasheet's all; vLLM ≤ 0.20 defaults to 0.9)",
+        "compute_efficiency": "Achieved compute ÷ peak (1 = the roofline's ideal)",
+        "bandwidth_efficiency": "Achieved bandwidth ÷ peak (1 = the roofline's ideal)",
     },
 }
 
@@ -37,3 +44,26 @@ def model(default: str = "qwen3.8-27b", custom: bool = False) -> Select:
 
 def state_dtype(default: str = "fp32") -> Select:
     return Select("state_dtype", default, ("fp32", "bf16"), names={"fp32": "FP32", "bf16": "BF16"})
+
+
+def memory_fraction() -> Range:
+    """The share of GPU memory the engine may use: 1.0 is the datasheet (the lessons' default); vLLM's
+    gpu_memory_utilization is 0.9 up to v0.20 and 0.92 from v0.21 (vllm/config/cache.py)."""
+    return Range("memory_fraction", default=1.0, min=0.5, max=1.0, step=0.01)
+
+
+def compute_efficiency() -> Range:
+    """Achieved compute over peak: 1.0 is the roofline's ideal."""
+    return Range("compute_efficiency", default=1.0, min=0.1, max=1.0, step=0.01)
+
+
+def bandwidth_efficiency() -> Range:
+    """Achieved bandwidth over peak: 1.0 is the roofline's ideal."""
+    return Range("bandwidth_efficiency", default=1.0, min=0.1, max=1.0, step=0.01)
+
+
+def gpu(s: dict) -> presets.Hardware:
+    """The chosen GPU as the engine gets it: the state's efficiencies and memory share, where it has them."""
+    return presets.achieved(presets.hardware(s["hardware"]), compute_efficiency=s.get("compute_efficiency", 1.0),
+                            bandwidth_efficiency=s.get("bandwidth_efficiency", 1.0),
+                            memory_fraction=s.get("memory_fraction", 1.0))

@@ -9,6 +9,7 @@ import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from sim.languages import DEFAULT, LANGUAGES
 
@@ -17,7 +18,8 @@ LOG_SLIDER_STOPS = 400  # positions on a log-scaled slider, before equal values 
 
 @dataclass(frozen=True)
 class Range:
-    """A whole number set with a slider (log-scaled when `log`) and a number box."""
+    """A number set with a slider (log-scaled when `log`) and a number box: whole numbers, or decimals in
+    steps of a decimal `step` (e.g. a share from 0.5 to 1 in steps of 0.01)."""
 
     name: str
     default: int
@@ -36,8 +38,18 @@ class Range:
         number = min(max(number, self.min), self.max)
         return self._snap(number)
 
-    def _snap(self, number: float) -> int:
-        return int(self.min + round((number - self.min) / self.step) * self.step)
+    def _snap(self, number: float) -> int | float:
+        snapped = self.min + round((number - self.min) / self.step) * self.step
+        return int(snapped) if self.whole else round(snapped, self.decimals)
+
+    @property
+    def whole(self) -> bool:
+        return all(isinstance(v, int) for v in (self.min, self.max, self.step))
+
+    @property
+    def decimals(self) -> int:
+        """Decimal places of the step (0.01 -> 2)."""
+        return 0 if self.whole else max(0, -Decimal(str(self.step)).as_tuple().exponent)
 
     def stops(self) -> tuple[int, ...] | None:
         """Every value a log-scaled slider can take, smallest first; None for a linear slider, whose
@@ -53,8 +65,12 @@ class Range:
 
     def problem(self, value) -> str | None:
         number = _as_number(value)
-        if number is None or number != int(number) or not self.min <= number <= self.max:
-            return f"{self.name} must be a whole number from {self.min:,} to {self.max:,}, got {value!r}"
+        if self.whole:
+            if number is None or number != int(number) or not self.min <= number <= self.max:
+                return f"{self.name} must be a whole number from {self.min:,} to {self.max:,}, got {value!r}"
+        elif number is None or not self.min <= number <= self.max or self._snap(number) != round(number, 12):
+            return (f"{self.name} must be a number from {self.min:g} to {self.max:g} in steps of {self.step:g}, "
+                    f"got {value!r}")
         return None
 
 

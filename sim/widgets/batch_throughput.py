@@ -6,9 +6,11 @@ import html
 import math
 from operator import attrgetter
 
-from sim import batching, memory, presets, roofline
+from sim import batching, memory, model_size, presets, roofline
 from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig
-from sim.kit import Controls, Figure, Flag, Range, Readout, Readouts, Svg, Widget, choices, output, view
+from sim.kit import Range, Widget, capacity, choices, output, view
+from sim.kit.layout import Controls, Derivations, Figure, Flag, Readout, Readouts, Svg, Text
+from sim.kit.view import round_sig
 
 MAX_PLOTTED_BATCH = 256
 
@@ -22,17 +24,36 @@ TEXT = {
         "step_ms": "decode 一步耗时",
         "weights_share": "这一步的字节里权重占多少",
         "max_batch": "显存放得下的请求数",
-        "over_capacity": "显存放不下：整份权重加上 B 个请求的 KV 与递归状态，超出了这张卡的显存。"
+        "critical_batch": "临界批大小：权重矩阵乘从这个 B 起算力受限",
+        "critical_in_plot": "图中紫色区域从这里开始",
+        "critical_beyond_plot": "超出图的范围（B ≤ {max_plotted}）",
+        "critical_beyond_memory": "而显存只放得下 {limit} 个请求",
+        "critical_note": "随 B 变成算力受限的只有权重矩阵乘：权重每步只读一遍、B 个请求共用，强度随 B 上升；"
+                         "注意力读的 KV 和递归状态是每个请求自己的，强度不随 B 变，B 再大也带宽受限。",
+        "bound": "这一步被什么限制",
+        "over_capacity": "显存放不下：整份权重加上 B 个请求的 KV 与递归状态，超出了这张卡可用的显存。"
                          "图上虚线部分只是假想的数字，真要跑这么大的批，得换更大的卡、缩短上下文或把 KV 量化。",
-        "throughput": "双对数坐标图：横轴批大小 B，纵轴 tok/s；蓝线总吞吐，橙线每个请求的速度，红色区域显存放不下",
+        "throughput": "双对数坐标图：横轴批大小 B，纵轴 tok/s；蓝线总吞吐，橙线每个请求的速度，"
+                      "紫色区域权重矩阵乘算力受限，红色区域显存放不下",
         "x": "批大小 B（对数坐标）", "y": "tok/s（对数坐标）", "total": "总吞吐", "per_request": "每个请求",
         "over_curve": "{curve}（显存放不下）", "over": "显存放不下", "none_fit": "显存放不下：一个请求都放不下",
-        "limit": "上限 B = {limit}", "compute_region": "算力受限", "compute": "算力受限", "memory": "带宽受限",
+        "limit": "上限 B = {limit}", "compute_region": "权重矩阵乘算力受限", "critical": "B ≥ {batch}",
+        "compute_beyond": "权重矩阵乘算力受限：B ≥ {batch} →",
+        "compute": "算力受限", "memory": "带宽受限", "mixed_compute": "{ops}算力受限", "mixed_rest": "其余带宽受限",
+        "mixed_join": "，",
+        "op.matmuls": "矩阵乘", "op.attention": "注意力", "op.state": "递归状态",
+        "list_sep": "、", "list_last": "和", "clause_sep": "；",
         "current": "当前 B", "table_batch": "B", "table_total": "总吞吐（tok/s）",
-        "table_per_request": "每个请求（tok/s）", "table_step": "一步耗时", "table_fits": "显存",
-        "fits": "放得下", "does_not_fit": "放不下", "limit_row": "{batch}（上限）",
+        "table_per_request": "每个请求（tok/s）", "table_step": "一步耗时", "table_bound": "瓶颈",
+        "table_fits": "显存", "fits": "放得下", "does_not_fit": "放不下", "limit_row": "{batch}（上限）",
+        "critical_row": "{batch}（临界）",
         "table_caption": "几个批大小下的数字（{gpu} · {model} · 上下文 {context} token）",
-        "weights": "权重", "kv": "KV", "state": "状态", "intensity": "强度", "ridge": "拐点",
+        "weights": "权重", "kv": "KV", "state": "状态",
+        "overlapped": "（若各算子完全重叠：max({compute}, {memory}) = {time}）",
+        "op_bound": "{op}强度 {intensity} FLOP/B {cmp} 拐点 {ridge} FLOP/B → {bound}（{time}）",
+        "compute_share": "算力受限的时间 {compute} ÷ {total} = {share} → {bound}",
+        "critical_derivation": "权重矩阵乘强度 = B × {flops} ÷ {weights} = B × {per_request} FLOP/B > "
+                               "拐点 {ridge} FLOP/B → B ≥ {batch}",
     },
     "en": {
         "title": "Batching: what more requests per decode step do to total and per-request speed",
@@ -43,20 +64,40 @@ TEXT = {
         "step_ms": "Decode step",
         "weights_share": "Weights' share of the step's bytes",
         "max_batch": "Requests that fit in memory",
-        "over_capacity": "Out of memory: the whole checkpoint plus B requests' KV and recurrent state exceed this "
-                         "GPU's memory. The dotted part of the plot is hypothetical; a batch this large needs a "
-                         "bigger GPU, a shorter context or a quantised KV cache.",
+        "critical_batch": "Critical batch: the weight matmuls are compute-bound from this B on",
+        "critical_in_plot": "where the purple band of the plot begins",
+        "critical_beyond_plot": "beyond the plot (B ≤ {max_plotted})",
+        "critical_beyond_memory": "but memory holds only {limit} requests",
+        "critical_note": "Only the weight matmuls turn compute-bound as B grows: the weights are read once per step "
+                         "and shared by all B requests, so their intensity rises with B. Attention reads each "
+                         "request's own KV and the recurrent state is each request's own, so their intensity stays "
+                         "the same whatever B is, and they stay memory-bound.",
+        "bound": "What bounds the step",
+        "over_capacity": "Out of memory: the whole checkpoint plus B requests' KV and recurrent state exceed the "
+                         "memory this GPU can use. The dotted part of the plot is hypothetical; a batch this large "
+                         "needs a bigger GPU, a shorter context or a quantised KV cache.",
         "throughput": "Log-log plot of tok/s against batch size B: blue total throughput, orange per-request speed, "
-                      "red band where memory runs out",
+                      "purple band where the weight matmuls are compute-bound, red band where memory runs out",
         "x": "Batch B (log scale)", "y": "tok/s (log scale)", "total": "Total", "per_request": "Per request",
         "over_curve": "{curve} (does not fit)", "over": "Does not fit in memory",
         "none_fit": "Not even one request fits",
-        "limit": "limit B = {limit}", "compute_region": "Compute-bound", "compute": "compute-bound",
-        "memory": "memory-bound", "current": "current B", "table_batch": "B", "table_total": "Total (tok/s)",
-        "table_per_request": "Per request (tok/s)", "table_step": "Step", "table_fits": "Memory",
-        "fits": "fits", "does_not_fit": "does not fit", "limit_row": "{batch} (limit)",
+        "limit": "limit B = {limit}", "compute_region": "Weight matmuls compute-bound", "critical": "B ≥ {batch}",
+        "compute_beyond": "Weight matmuls compute-bound: B ≥ {batch} →",
+        "compute": "compute-bound", "memory": "memory-bound", "mixed_compute": "{ops} compute-bound",
+        "mixed_rest": "the rest memory-bound", "mixed_join": ", ",
+        "op.matmuls": "matmuls", "op.attention": "attention", "op.state": "recurrent state",
+        "list_sep": ", ", "list_last": " and ", "clause_sep": "; ",
+        "current": "current B", "table_batch": "B", "table_total": "Total (tok/s)",
+        "table_per_request": "Per request (tok/s)", "table_step": "Step", "table_bound": "Bound",
+        "table_fits": "Memory", "fits": "fits", "does_not_fit": "does not fit", "limit_row": "{batch} (limit)",
+        "critical_row": "{batch} (critical)",
         "table_caption": "Figures at a few batch sizes ({gpu} · {model} · {context} tokens of context)",
-        "weights": "weights", "kv": "KV", "state": "state", "intensity": "intensity", "ridge": "ridge",
+        "weights": "weights", "kv": "KV", "state": "state",
+        "overlapped": " (if the kernels overlapped perfectly: max({compute}, {memory}) = {time})",
+        "op_bound": "{op}: intensity {intensity} FLOP/B {cmp} ridge {ridge} FLOP/B → {bound} ({time})",
+        "compute_share": "time compute-bound {compute} ÷ {total} = {share} → {bound}",
+        "critical_derivation": "weight matmuls' intensity = B × {flops} ÷ {weights} = B × {per_request} FLOP/B > "
+                               "ridge {ridge} FLOP/B → B ≥ {batch}",
     },
 }
 
@@ -67,22 +108,28 @@ WIDGET = Widget(
         choices.hardware(),
         choices.model(),
         choices.state_dtype(),
+        choices.memory_fraction(),
+        choices.compute_efficiency(),
+        choices.bandwidth_efficiency(),
     ),
     layout=(
         Controls(),
+        Flag("capacity"),
         Readouts(
             "total_tokens_per_s", "per_request_tokens_per_s", Readout("step_ms", note="bound"),
-            "weights_share", "max_batch",
+            "weights_share", "max_batch", Readout("critical_batch", note="critical_where"),
         ),
         Flag("over_capacity"),
         Figure("throughput"),
+        Text("critical_note"),
         Svg("table"),
+        Derivations("bound"),
     ),
 )
 
 TABLE_BATCHES = (1, 8, 32, 64, 128, 256)
 # Batch sizes drawn: eight per doubling (smooth on a log axis, and cheap enough for every slider move)
-# plus the table's rows. Each view adds the chosen B, the memory limit and the compute crossover, so
+# plus the table's rows. Each view adds the chosen B, the memory limit and the critical batch, so
 # that the curves break exactly where the regions begin.
 CURVE_BATCHES = frozenset({round(2 ** (k / 8)) for k in range(65)} | set(TABLE_BATCHES))
 
@@ -102,58 +149,113 @@ def render(state) -> dict:
     """The batch-throughput view for any state (invalid values replaced by defaults or clamped)."""
     s = WIDGET.coerce(state)
     t = TEXT[s["lang"]]
-    hw, m = presets.hardware(s["hardware"]), presets.model(s["model"])
+    hw, m = choices.gpu(s), presets.model(s["model"])
     ctx, dtype = s["context"], s["state_dtype"]
+    weights = model_size.resident_weight_bytes(m)
     limit = memory.max_batch(m, hw, context=ctx, state_dtype=dtype)
-    compute_from = batching.first_compute_bound_batch(m, hw, context=ctx, state_dtype=dtype)
-    edges = {b for b in (limit, limit + 1, compute_from) if b is not None and 1 <= b <= MAX_PLOTTED_BATCH}
+    critical = roofline.critical_batch(m, hw)
+    edges = {b for b in (limit, limit + 1, critical) if 1 <= b <= MAX_PLOTTED_BATCH}
     batches = sorted(CURVE_BATCHES | edges | {s["B"]})
     points = {p.batch: p for p in batching.sweep_batches(m, hw, batches, context=ctx, state_dtype=dtype)}
     current = points[s["B"]]
     step = current.step
+    fits = capacity.fits(weights, hw)
 
+    where = [t["critical_in_plot"] if critical <= MAX_PLOTTED_BATCH
+             else t["critical_beyond_plot"].format(max_plotted=MAX_PLOTTED_BATCH)]
+    if critical > limit > 0:  # (no request at all fitting is the flags' to say)
+        where.append(t["critical_beyond_memory"].format(limit=fmt_grouped(limit)))
     outputs = {
         "total_tokens_per_s": output(current.total_tokens_per_s, f"{fmt_sig(current.total_tokens_per_s)} tok/s"),
         "per_request_tokens_per_s": output(current.per_request_tokens_per_s,
                                            f"{fmt_sig(current.per_request_tokens_per_s)} tok/s"),
         "step_ms": output(current.step_s * 1e3, fmt_ms(current.step_s)),
         "max_batch": output(limit, fmt_grouped(limit)),
-        "bound": output(int(step.bound == "compute"), t[step.bound]),
+        "bound": output(int(step.bound == "compute"), bound_words(step, t)),
         "weights_share": output(current.weights_share * 100, f"{current.weights_share * 100:.1f}%"),
+        "critical_batch": output(critical, fmt_grouped(critical)),
+        "critical_where": output(int(critical <= MAX_PLOTTED_BATCH), t["clause_sep"].join(where)),
+        **capacity.outputs(weights, hw),
     }
     return view(
         s,
         outputs,
-        figures={"throughput": _figure(list(points.values()), current, limit, compute_from, t)},
-        svg={"table": _table(points, limit, hw, m, s, t)},
-        flags={"over_capacity": s["B"] > limit},
-        derivations=_derivations(m, hw, current, limit, s, t),
+        figures={"throughput": _figure(list(points.values()), current, limit, critical, t)},
+        svg={"table": _table(points, limit, critical, hw, m, s, t)},
+        flags={"capacity": not fits, "over_capacity": fits and s["B"] > limit},
+        derivations=_derivations(m, hw, current, limit, critical, s, t),
     )
 
 
-def _derivations(m: presets.Model, hw: presets.Hardware, p: batching.BatchPoint, limit: int, s: dict,
-                 t: dict) -> dict:
+def bound_words(e: roofline.Estimate, t: dict, join: str | None = None) -> str:
+    """What bounds a step, truthfully when its operations differ: "matmuls compute-bound, the rest memory-bound"
+    (its two clauses joined by `join`, default the language's comma)."""
+    if not e.mixed:
+        return t[e.bound]
+    compute = t["mixed_compute"].format(ops=_join([t[f"op.{op.name}"] for op in e.ops if op.bound == "compute"], t))
+    return (t["mixed_join"] if join is None else join).join((compute, t["mixed_rest"]))
+
+
+def _join(items: list[str], t: dict) -> str:
+    """a, b and c (in the page's language)."""
+    return items[0] if len(items) == 1 else t["list_sep"].join(items[:-1]) + t["list_last"] + items[-1]
+
+
+def _derivations(m: presets.Model, hw: presets.Hardware, p: batching.BatchPoint, limit: int, critical: int,
+                 s: dict, t: dict) -> dict:
     e = p.step
     kinds = e.bytes_by_kind
     ridge = roofline.ridge_point(hw)
+    peak, bandwidth = f"{hw.peak_flops_per_s / 1e12:g} TFLOP/s", f"{hw.bandwidth_bytes_per_s / 1e12:g} TB/s"
     resident = memory.resident_bytes(m, batch=0, context=s["context"], state_dtype=s["state_dtype"])
     per_request = memory.bytes_per_request(m, context=s["context"], state_dtype=s["state_dtype"])
+    datasheet = presets.hardware(s["hardware"]).memory_bytes
+    usable = fmt_bytes(datasheet) if s["memory_fraction"] == 1 else f"{s['memory_fraction']:g} × {fmt_bytes(datasheet)}"
     step_bytes = (f"{fmt_bytes(kinds['weights'])} {t['weights']} + {fmt_bytes(kinds['kv'])} {t['kv']} "
                   f"+ {fmt_bytes(kinds['state'])} {t['state']}")
+    terms = [f"{t[f'op.{op.name}']} max({fmt_flops(op.flops)} ÷ {peak}, {fmt_bytes(op.bytes)} ÷ {bandwidth})"
+             if op.flops else f"{t[f'op.{op.name}']} {fmt_bytes(op.bytes)} ÷ {bandwidth}" for op in e.ops]
+    bounds = [t["op_bound"].format(op=t[f"op.{op.name}"], intensity=fmt_sig(op.intensity),
+                                   cmp=">" if op.bound == "compute" else "≤", ridge=fmt_sig(ridge),
+                                   bound=t[op.bound], time=fmt_ms(op.time_s)) for op in e.ops]
+    share = _pct(e.compute_bound_time_s / e.time_s * 100)
+    matmuls = e.op("matmuls")
     return {
-        "step_ms": (f"max({fmt_flops(e.flops)} ÷ {hw.peak_flops_per_s / 1e12:g} TFLOP/s, "
-                    f"({step_bytes}) ÷ {hw.bandwidth_bytes_per_s / 1e12:g} TB/s) "
-                    f"= max({fmt_ms(e.compute_time_s)}, {fmt_ms(e.memory_time_s)}) = {fmt_ms(e.time_s)}"),
+        "step_ms": (" + ".join(terms) + " = " + " + ".join(fmt_ms(op.time_s) for op in e.ops) + f" = {fmt_ms(e.time_s)}"
+                    + t["overlapped"].format(compute=fmt_ms(e.compute_time_s), memory=fmt_ms(e.memory_time_s),
+                                             time=fmt_ms(e.overlapped_time_s))),
         "total_tokens_per_s": f"{p.batch} ÷ {fmt_ms(p.step_s)} = {fmt_sig(p.total_tokens_per_s)} tok/s",
         "per_request_tokens_per_s": f"1 ÷ {fmt_ms(p.step_s)} = {fmt_sig(p.per_request_tokens_per_s)} tok/s",
         "weights_share": (f"{fmt_bytes(kinds['weights'])} ÷ ({step_bytes}) "
                           f"= {p.weights_share * 100:.1f}%"),
-        "max_batch": (f"⌊({fmt_bytes(hw.memory_bytes)} − {fmt_bytes(resident)}) ÷ {fmt_bytes(per_request)}⌋ "
+        "max_batch": (f"⌊({usable} − {fmt_bytes(resident)}) ÷ {fmt_bytes(per_request)}⌋ "
                       f"= {fmt_grouped(limit)}" if hw.memory_bytes > resident
-                      else f"{fmt_bytes(resident)} ≥ {fmt_bytes(hw.memory_bytes)} → 0"),
-        "bound": (f"{t['intensity']} {fmt_sig(e.intensity)} FLOP/B {'>' if e.bound == 'compute' else '≤'} "
-                  f"{t['ridge']} {fmt_sig(ridge)} FLOP/B → {t[e.bound]}"),
+                      else f"{fmt_bytes(resident)} ≥ {usable} → 0"),
+        "bound": t["clause_sep"].join(bounds) + t["clause_sep"] + t["compute_share"].format(
+            compute=fmt_ms(e.compute_bound_time_s), total=fmt_ms(e.time_s), share=share,
+            bound=bound_words(e, t)),
+        "critical_batch": t["critical_derivation"].format(
+            flops=fmt_flops(matmuls.flops / p.batch), weights=fmt_bytes(matmuls.bytes),
+            per_request=fmt_sig(matmuls.flops / p.batch / matmuls.bytes), ridge=fmt_sig(ridge, 4),
+            batch=fmt_grouped(critical)),
     }
+
+
+def _pct(x: float) -> str:
+    """A percentage that reads 0% or 100% only when it is exactly that: 0%, 4.2%, 99.96%."""
+    if x in (0, 100):
+        return f"{x:g}%"
+    for decimals in range(1, 7):
+        text = f"{x:.{decimals}f}"
+        if 0 < float(text) < 100:
+            return f"{text}%"
+    return f"{x:g}%"
+
+
+def _plotted(speed: float) -> float:
+    """A speed as the plot gets it: six significant digits, like an output's value (all a plot can show, and
+    a shorter view to send on every slider move)."""
+    return round_sig(speed, 6)
 
 
 def _paper_x(batch: float) -> float:
@@ -169,7 +271,7 @@ def _y_range(points) -> list[float]:
             round(math.log10(hi) + Y_PADDING_DECADES, LOG_DIGITS)]
 
 
-def _figure(points, current: batching.BatchPoint, limit: int, compute_from: int | None, t: dict) -> dict:
+def _figure(points, current: batching.BatchPoint, limit: int, critical: int, t: dict) -> dict:
     fitting = [p for p in points if p.batch <= limit]
     # The beyond-capacity curve starts at the last fitting point so that the two pieces join.
     beyond = [p for p in points if p.batch >= limit]
@@ -177,7 +279,7 @@ def _figure(points, current: batching.BatchPoint, limit: int, compute_from: int 
     def curve(name: str, pts, value, colour: str, dash: str, legend: bool = True) -> dict:
         return {
             "type": "scatter", "mode": "lines", "name": name, "showlegend": legend,
-            "x": [p.batch for p in pts], "y": [value(p) for p in pts],
+            "x": [p.batch for p in pts], "y": [_plotted(value(p)) for p in pts],
             "line": {"color": colour, "width": 2.5 if dash == "solid" else 1.5, "dash": dash},
             "opacity": 1 if dash == "solid" else 0.55,
             "hovertemplate": f"{name}<br>B = %{{x}}<br>%{{y:,.4g}} tok/s<extra></extra>",
@@ -194,17 +296,22 @@ def _figure(points, current: batching.BatchPoint, limit: int, compute_from: int 
     fits = current.fits
     data.append({
         "type": "scatter", "mode": "markers", "name": t["current"], "showlegend": False,
-        "x": [current.batch, current.batch], "y": [total(current), per_request(current)],
+        "x": [current.batch, current.batch], "y": [_plotted(total(current)), _plotted(per_request(current))],
         "marker": {"size": 12, "symbol": "circle" if fits else "circle-open",
                    "color": [COLOURS["total"], COLOURS["per_request"]], "line": {"width": 2, "color": "#1f2937"}},
         "hovertemplate": f"{t['current']}<br>B = %{{x}}<br>%{{y:,.4g}} tok/s<extra></extra>",
     })
 
     shapes, annotations = [], []
-    if compute_from is not None and compute_from <= MAX_PLOTTED_BATCH:
-        x0 = _paper_x(compute_from)
+    if critical <= MAX_PLOTTED_BATCH:
+        x0 = _paper_x(critical)
         shapes.append(_region(x0, "rgba(124,58,237,0.08)"))
-        annotations.append(_label(x0, 0.4, t["compute_region"], COLOURS["compute"], "top"))
+        label = f"{t['compute_region']}<br>{t['critical'].format(batch=fmt_grouped(critical))}"
+        annotations.append(_label(x0, 0.4, label, COLOURS["compute"], "top"))
+    else:  # beyond the plot: say where, at its right edge
+        annotations.append({"xref": "paper", "yref": "paper", "x": 1, "y": 0.4, "yanchor": "top", "xanchor": "right",
+                            "xshift": -4, "text": t["compute_beyond"].format(batch=fmt_grouped(critical)),
+                            "showarrow": False, "align": "right", "font": {"color": COLOURS["compute"], "size": 12}})
     if limit < MAX_PLOTTED_BATCH:
         x0 = _paper_x(limit) if limit >= 1 else 0
         shapes.append(_region(x0, "rgba(185,28,28,0.08)"))
@@ -245,18 +352,24 @@ def _label(x: float, y: float, text: str, colour: str, anchor: str) -> dict:
             "font": {"color": colour, "size": 12}}
 
 
-def _table(points, limit: int, hw: presets.Hardware, m: presets.Model, s: dict, t: dict) -> str:
-    """An HTML table of a few batch sizes, with the memory limit inserted as its own row: rows past the
-    limit muted (their verdict a warning), the limit's label a warning, the chosen B's row current."""
+def _table(points, limit: int, critical: int, hw: presets.Hardware, m: presets.Model, s: dict, t: dict) -> str:
+    """An HTML table of a few batch sizes, with the memory limit and the critical batch inserted as their own
+    rows: rows past the limit muted (their verdict a warning), the limit's label a warning, the chosen B's row
+    current."""
     batches = set(TABLE_BATCHES)
     if 1 <= limit < MAX_PLOTTED_BATCH:
         batches.add(limit)
+    if critical <= MAX_PLOTTED_BATCH:
+        batches.add(critical)
     rows = []
     for b in sorted(batches):
         p = points[b]
         fits = p.fits
         # The limit's label in a span: the kit's row-head colour would override a class on the <th>.
-        label = f'<span class="warn">{html.escape(t["limit_row"].format(batch=b))}</span>' if b == limit else str(b)
+        if b == limit:
+            label = f'<span class="warn">{html.escape(t["limit_row"].format(batch=b))}</span>'
+        else:
+            label = html.escape(t["critical_row"].format(batch=b)) if b == critical else str(b)
         classes = " ".join(c for c in ("" if fits else "muted", "current" if b == s["B"] else "") if c)
         row_class = f' class="{classes}"' if classes else ""
         verdict_class = "" if fits else ' class="warn"'
@@ -265,10 +378,13 @@ def _table(points, limit: int, hw: presets.Hardware, m: presets.Model, s: dict, 
             f'<td class="number">{fmt_sig(p.total_tokens_per_s)}</td>'
             f'<td class="number">{fmt_sig(p.per_request_tokens_per_s)}</td>'
             f'<td class="number">{fmt_ms(p.step_s)}</td>'
-            f"<td{verdict_class}>{html.escape(t['fits'] if fits else t['does_not_fit'])}</td></tr>"
+            f"<td{verdict_class}>{html.escape(t['fits'] if fits else t['does_not_fit'])}</td>"
+            # A mixed bound on two lines, so that the narrow columns beside it are not squeezed into wrapping.
+            f"<td>{bound_words(p.step, {k: html.escape(v) for k, v in t.items()}, t['mixed_join'] + '<br>')}</td></tr>"
         )
     caption = t["table_caption"].format(gpu=hw.short_name, model=m.name, context=fmt_grouped(s["context"]))
     head = "".join(f'<th scope="col">{html.escape(t[k])}</th>'
-                   for k in ("table_batch", "table_total", "table_per_request", "table_step", "table_fits"))
+                   for k in ("table_batch", "table_total", "table_per_request", "table_step", "table_fits",
+                             "table_bound"))
     return (f'<div class="table-scroll"><table class="widget-table"><caption>{html.escape(caption)}</caption>'
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>")

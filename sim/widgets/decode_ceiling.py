@@ -4,13 +4,36 @@ Convention (sim/serving.py): batch 1, weights only; each step reads every matmul
 does 2 FLOPs per weight. KV and recurrent-state traffic would only lower the ceiling.
 A preset model counts its exact matmul parameters (the `params_b` field shows them rounded to
 whole billions); a custom model has exactly params_b billion parameters.
+
+The ceiling is bandwidth-bound by definition, so the GPU's achieved bandwidth (`bandwidth_efficiency`,
+achieved ÷ peak) scales it; the ridge point and the GPU ratios stay the datasheet's.
+
+Capacity (sim/kit/capacity.py): the weights held in memory are the whole checkpoint in the chosen format for a
+preset, the weights read per token for a custom model. When they do not fit on one GPU, the ceiling and the time
+per token are those of the fewest GPUs that hold them, in tensor parallel: each GPU holds and reads 1/N of the
+weights at once, so the ceiling is one GPU's bandwidth ÷ (weights ÷ N), the roofline's ideal before any
+communication between the GPUs.
 """
 
 from __future__ import annotations
 
-from sim import model_size, presets, roofline, serving
+from sim import memory, model_size, presets, roofline, serving
 from sim.display import fmt_bytes, fmt_grouped, fmt_ms, fmt_sig
-from sim.kit import Controls, Figure, Range, Readouts, Select, Text, Widget, choices, output, view
+from sim.kit import (
+    Controls,
+    Figure,
+    Flag,
+    Range,
+    Readout,
+    Readouts,
+    Select,
+    Text,
+    Widget,
+    capacity,
+    choices,
+    output,
+    view,
+)
 
 TEXT = {
     "zh": {
@@ -31,6 +54,11 @@ TEXT = {
         "compute_vs_a100": "算力是 A100 的",
         "decode_vs_a100": "decode 上限是 A100 的",
         "ratios": "四张 GPU 的峰值算力与 decode 上限，都以 A100 为 1 倍",
+        "tensor_parallel": "所以下面的速度上限和每个 token 的时间按 {gpus_needed} 张卡张量并行计算：每张卡只存、只读"
+                           "权重的 1/{gpus_needed}，各卡同时读，上限 = 单卡带宽 ÷（权重 ÷ 卡数）。"
+                           "这是屋顶线的理想值：卡与卡之间交换激活的通信时间没有算进去，实际只会更慢。",
+        "gpus.one": "单张 {gpu}",
+        "gpus.many": "{n} 张 {gpu} 张量并行（理想值）",
         "unit.params": "参数",
         "unit.per_param": "FLOP/参数",
         "unit.bytes_per_param": "B/参数",
@@ -57,6 +85,12 @@ TEXT = {
         "compute_vs_a100": "Compute vs A100",
         "decode_vs_a100": "Decode ceiling vs A100",
         "ratios": "Peak compute and decode ceiling of four GPUs, as multiples of an A100",
+        "tensor_parallel": "So the ceiling and the time per token below are for {gpus_needed} GPUs in tensor "
+                           "parallel: each holds and reads only 1/{gpus_needed} of the weights, all at once, so the "
+                           "ceiling = one GPU's bandwidth ÷ (weights ÷ GPUs). That is the roofline's ideal: the time "
+                           "the GPUs spend exchanging activations is not counted, so a real run is slower.",
+        "gpus.one": "one {gpu}",
+        "gpus.many": "{n} × {gpu} in tensor parallel (ideal)",
         "unit.params": "params",
         "unit.per_param": "FLOP/param",
         "unit.bytes_per_param": "B/param",
@@ -75,12 +109,15 @@ WIDGET = Widget(
         Range("params_b", default=7, min=1, max=1_000, log=True),
         Select("weight_dtype", default="bf16", options=("bf16", "fp8", "int4"), style="buttons"),
         choices.hardware(BASE_GPU),
+        choices.bandwidth_efficiency(),
     ),
     layout=(
         Controls(),
         Text("note"),
-        Readouts("weights_gb", "ceiling_tokens_per_s", "step_ms", "intensity", "ridge", "gap",
-                 "compute_vs_a100", "decode_vs_a100"),
+        Flag("capacity"),
+        Flag("tensor_parallel", tone="note"),
+        Readouts("weights_gb", Readout("ceiling_tokens_per_s", note="gpus"), Readout("step_ms", note="gpus"),
+                 "intensity", "ridge", "gap", "compute_vs_a100", "decode_vs_a100"),
         Figure("ratios"),
     ),
 )
@@ -90,19 +127,28 @@ def render(state) -> dict:
     """The decode-ceiling view for any state (invalid values replaced by defaults or clamped)."""
     s = settle_model(WIDGET.coerce(state), WIDGET.changed(state))
     t = TEXT[s["lang"]]
-    hw, base = presets.hardware(s["hardware"]), presets.hardware(BASE_GPU)
+    spec, base = presets.hardware(s["hardware"]), presets.hardware(BASE_GPU)
+    hw = choices.gpu(s)  # the bandwidth its kernels reach
     n = count_params(s)
     weights = serving.weight_bytes(n, s["weight_dtype"])
-    ceiling = serving.decode_ceiling_tokens_per_s(hw, weights)
+    held = resident_bytes(s, weights)
+    gpus = memory.gpus_for_weights(held, hw)
+    ceiling = serving.decode_ceiling_tokens_per_s(hw, weights / gpus)  # each GPU reads its 1/gpus at once
     step_s = 1 / ceiling
     intensity = serving.weights_only_decode_intensity(s["weight_dtype"])
-    ridge = roofline.ridge_point(hw)
+    ridge = roofline.ridge_point(spec)
     gap = ridge / intensity
-    compute_x, decode_x = serving.compute_ratio(hw, base), serving.bandwidth_ratio(hw, base)
+    compute_x, decode_x = serving.compute_ratio(spec, base), serving.bandwidth_ratio(spec, base)
     bytes_per_param = serving.WEIGHT_DTYPE_BYTES[s["weight_dtype"]]
-    bw_t, peak_t = f"{hw.bandwidth_bytes_per_s / 1e12:g} TB/s", f"{hw.peak_flops_per_s / 1e12:g} TFLOP/s"
+    bw_t, peak_t = f"{spec.bandwidth_bytes_per_s / 1e12:g} TB/s", f"{spec.peak_flops_per_s / 1e12:g} TFLOP/s"
+    efficiency = s["bandwidth_efficiency"]
+    achieved_t = bw_t if efficiency == 1 else f"{efficiency:g} × {bw_t}"
+    share_t = fmt_bytes(weights) if gpus == 1 else f"({fmt_bytes(weights)} ÷ {gpus})"
+    gpus_t = (t["gpus.one"] if gpus == 1 else t["gpus.many"]).format(n=gpus, gpu=spec.short_name)
 
     outputs = {
+        **capacity.outputs(held, hw),
+        "gpus": output(gpus, gpus_t),
         "weights_gb": output(weights / 1e9, fmt_bytes(weights)),
         "ceiling_tokens_per_s": output(ceiling, f"{fmt_sig(ceiling, 4)} tok/s"),
         "step_ms": output(step_s * 1e3, fmt_ms(step_s)),
@@ -114,17 +160,20 @@ def render(state) -> dict:
     }
     derivations = {
         "weights_gb": f"{fmt_grouped(n)} {t['unit.params']} × {bytes_per_param:g} B = {fmt_bytes(weights)}",
-        "ceiling_tokens_per_s": f"{bw_t} ÷ {fmt_bytes(weights)} = {fmt_sig(ceiling, 4)} tok/s",
-        "step_ms": f"{fmt_bytes(weights)} ÷ {bw_t} = {fmt_ms(step_s)}",
+        "ceiling_tokens_per_s": f"{achieved_t} ÷ {share_t} = {fmt_sig(ceiling, 4)} tok/s",
+        "step_ms": f"{share_t} ÷ {achieved_t if efficiency == 1 else f'({achieved_t})'} = {fmt_ms(step_s)}",
         "intensity": f"2 {t['unit.per_param']} ÷ {bytes_per_param:g} {t['unit.bytes_per_param']} "
                      f"= {fmt_sig(intensity)} FLOP/B",
         "ridge": f"{peak_t} ÷ {bw_t} = {fmt_sig(ridge, 4)} FLOP/B",
         "gap": f"{fmt_sig(ridge, 4)} ÷ {fmt_sig(intensity)} = {fmt_sig(gap)}×",
-        "compute_vs_a100": f"{hw.peak_flops_per_s / 1e12:g} ÷ {base.peak_flops_per_s / 1e12:g} = ×{compute_x:.2f}",
-        "decode_vs_a100": f"{hw.bandwidth_bytes_per_s / 1e12:g} ÷ {base.bandwidth_bytes_per_s / 1e12:g} "
+        "compute_vs_a100": f"{spec.peak_flops_per_s / 1e12:g} ÷ {base.peak_flops_per_s / 1e12:g} "
+                           f"= ×{compute_x:.2f}",
+        "decode_vs_a100": f"{spec.bandwidth_bytes_per_s / 1e12:g} ÷ {base.bandwidth_bytes_per_s / 1e12:g} "
                           f"= ×{decode_x:.2f}",
     }
-    return view(s, outputs, figures={"ratios": ratio_figure(hw, base, t)}, derivations=derivations)
+    too_big = not capacity.fits(held, hw)
+    return view(s, outputs, figures={"ratios": ratio_figure(spec, base, t)},
+                flags={"capacity": too_big, "tensor_parallel": too_big}, derivations=derivations)
 
 
 def settle_model(s: dict, changed: str | None) -> dict:
@@ -142,6 +191,13 @@ def count_params(s: dict) -> int:
     if s["model"] == choices.CUSTOM:
         return s["params_b"] * 10**9
     return model_size.matmul_params(presets.model(s["model"]))
+
+
+def resident_bytes(s: dict, weights: float) -> float:
+    """The weights held in memory: a preset's whole checkpoint in the chosen format, a custom model's weights."""
+    if s["model"] == choices.CUSTOM:
+        return weights
+    return serving.weight_bytes(model_size.resident_params(presets.model(s["model"])), s["weight_dtype"])
 
 
 def ratio_figure(hw: presets.Hardware, base: presets.Hardware, t: dict) -> dict:

@@ -1,10 +1,14 @@
-"""Estimate stepper: design a speed estimate yourself in three steps (count FLOPs, see it fail, count bytes)."""
+"""Estimate stepper: design a speed estimate yourself in three steps (count FLOPs, see it fail, count bytes).
+
+Like every widget with a model and a GPU it carries the shared capacity flag (sim/kit/capacity.py), raised when
+the whole checkpoint does not fit in the GPU's memory; no preset pair raises it today.
+"""
 
 from __future__ import annotations
 
 from sim import model_size, presets, request
 from sim.display import fmt_bytes, fmt_grouped, fmt_ms, fmt_sig
-from sim.kit import Controls, Output, Panel, Readouts, Select, Text, Widget, choices, output, view
+from sim.kit import Controls, Flag, Output, Panel, Readouts, Select, Text, Widget, capacity, choices, output, view
 
 STEPS = ("naive", "fails", "improved")
 
@@ -124,6 +128,7 @@ WIDGET = Widget(
     ),
     layout=(
         Controls(),
+        Flag("capacity"),
         Panel("step_naive", "heading.naive",
               Text("intro.naive", tone="body"),
               Readouts("naive_ms", "naive_tokens_per_s", "naive_vs_h100")),
@@ -155,7 +160,8 @@ def render(state) -> dict:
     s = WIDGET.coerce(state)
     lang = s["lang"]
     t = TEXT[lang]
-    hw, m, base = presets.hardware(s["hardware"]), presets.model(s["model"]), presets.hardware(BASELINE)
+    hw, m, base = choices.gpu(s), presets.model(s["model"]), presets.hardware(BASELINE)
+    resident = model_size.resident_weight_bytes(m)
     n = model_size.matmul_params(m)
     weights = model_size.matmul_weight_bytes(m)
     naive_s = request.compute_only_time_s(m, hw)
@@ -171,6 +177,7 @@ def render(state) -> dict:
     weights_text = t["weights"].format(n=fmt_grouped(n), bpp=m.weight_bytes_per_param, b=fmt_bytes(weights))
 
     outputs = {
+        **capacity.outputs(resident, hw),
         "naive_ms": output(naive_s * 1e3, fmt_ms(naive_s)),
         "naive_tokens_per_s": output(naive_rate, t["tok_s"].format(x=fmt_grouped(naive_rate))),
         "bytes_ms": output(bytes_s * 1e3, fmt_ms(bytes_s)),
@@ -194,7 +201,7 @@ def render(state) -> dict:
         "naive_vs_h100": f"{peak} ÷ {base_peak} TFLOP/s = {_ratio_digits(naive_ratio)}",
         "bytes_vs_h100": f"{bw} ÷ {base_bw} TB/s = {_ratio_digits(bytes_ratio)}",
     }
-    flags = {f"step_{key}": s["step"] == key for key in STEPS}
+    flags = {f"step_{key}": s["step"] == key for key in STEPS} | {"capacity": not capacity.fits(resident, hw)}
     return view(s, outputs, flags=flags, derivations=derivations)
 
 

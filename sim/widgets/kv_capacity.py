@@ -8,13 +8,20 @@ resident in memory, as in sim/memory.py.
 A preset fills the fields and uses its exact figures (the `weights_gb` field shows its checkpoint
 rounded to whole GB); a custom model is a plain transformer: every one of its `layers` keeps KV,
 there is no recurrent state, and its checkpoint is exactly weights_gb GB.
+
+Everything fits in the memory the engine may use: `memory_fraction` of the datasheet's (1.0, the lessons'
+convention; vLLM keeps 0.9 by default). The bar shows the rest as reserved. When the weights alone do not fit,
+the shared capacity flag (sim/kit/capacity.py) says how many GPUs they take, instead of the overflow flag,
+whose advice (a smaller batch) could not help.
 """
 
 from __future__ import annotations
 
+import math
+
 from sim import cache, model_size, presets, serving, svg
 from sim.display import fmt_bytes, fmt_grouped, fmt_signed_bytes
-from sim.kit import Controls, Flag, Range, Readouts, Select, Svg, Text, Widget, choices, output, view
+from sim.kit import Controls, Flag, Range, Readouts, Select, Svg, Text, Widget, capacity, choices, output, view
 
 TEXT = {
     "zh": {
@@ -36,9 +43,10 @@ TEXT = {
         "kv_total": "整批的 KV cache",
         "state_total": "整批的递归状态",
         "weights": "权重（常驻显存）",
+        "usable_memory": "引擎可用的显存",
         "memory_left": "剩余显存",
         "max_batch": "这个长度下最多放几个请求",
-        "overflow": "显存放不下：权重加上这一批的 KV（和递归状态）超过了这张卡的显存。"
+        "overflow": "显存放不下：权重加上这一批的 KV（和递归状态）超过了这张卡可用的显存。"
                     "把批大小降到上面「最多放几个请求」以内，或者缩短序列、换 FP8 KV。",
         "unit.layers": "层",
         "unit.heads": "KV 头",
@@ -49,7 +57,9 @@ TEXT = {
         "share.state": "递归状态",
         "share.free": "空闲",
         "share.over": "超出",
+        "share.reserved": "预留（引擎不用）",
         "bar.capacity": "{gpu} 显存 {gb} GB",
+        "bar.usable": "{gpu} 可用 {usable} GB（共 {gb} GB）",
         "bar.split": "{gpu} 显存的分配",
     },
     "en": {
@@ -71,9 +81,10 @@ TEXT = {
         "kv_total": "KV cache of the batch",
         "state_total": "Recurrent state of the batch",
         "weights": "Weights (resident)",
+        "usable_memory": "Memory the engine may use",
         "memory_left": "Memory left",
         "max_batch": "Most requests of this length that fit",
-        "overflow": "Out of memory: the weights plus this batch's KV (and state) exceed this GPU's memory. "
+        "overflow": "Out of memory: the weights plus this batch's KV (and state) exceed the memory this GPU can use. "
                     "Lower the batch to the number that fits, shorten the sequence, or store KV in FP8.",
         "unit.layers": "layers",
         "unit.heads": "KV heads",
@@ -84,7 +95,9 @@ TEXT = {
         "share.state": "Recurrent state",
         "share.free": "Free",
         "share.over": "Over by",
+        "share.reserved": "Reserved (not for the engine)",
         "bar.capacity": "{gpu} memory {gb} GB",
+        "bar.usable": "{gpu} usable {usable} GB of {gb} GB",
         "bar.split": "How {gpu} memory is split",
     },
 }
@@ -93,6 +106,7 @@ WIDGET = Widget(
     controls=(
         choices.model("llama-2-7b", custom=True),
         choices.hardware("a100-sxm-80gb"),
+        choices.memory_fraction(),
         Range("layers", default=32, min=1, max=256),
         Range("kv_heads", default=32, min=1, max=128, log=True),
         Range("head_dim", default=128, min=16, max=1_024, log=True),
@@ -104,7 +118,8 @@ WIDGET = Widget(
     layout=(
         Controls(),
         Text("note"),
-        Readouts("kv_per_token", "kv_total", "state_total", "weights", "memory_left", "max_batch"),
+        Readouts("kv_per_token", "kv_total", "state_total", "weights", "usable_memory", "memory_left", "max_batch"),
+        Flag("capacity"),
         Flag("overflow"),
         Svg("memory"),
     ),
@@ -113,26 +128,30 @@ WIDGET = Widget(
 STATE_DTYPE = "fp32"
 MODEL_FIELDS = ("layers", "kv_heads", "head_dim", "weights_gb")  # what picking a preset fills in
 
-COLOURS = {"weights": "#64748b", "kv": "#f59e0b", "state": "#8b5cf6", "free": "#dcfce7", "over": "#b91c1c"}
+COLOURS = {"weights": "#64748b", "kv": "#f59e0b", "state": "#8b5cf6", "free": "#dcfce7", "over": "#b91c1c",
+           "reserved": "#e5e7eb"}
 
 
 def render(state) -> dict:
     """The KV-capacity view for any state (invalid values replaced by defaults or clamped)."""
     s = settle_model(WIDGET.coerce(state), WIDGET.changed(state))
     t = TEXT[s["lang"]]
-    hw = presets.hardware(s["hardware"])
+    spec = presets.hardware(s["hardware"])
+    hw = choices.gpu(s)  # memory_bytes: the share the engine may use
     m = None if s["model"] == choices.CUSTOM else presets.model(s["model"])
     per_token = serving.kv_bytes_per_token(s["layers"], s["kv_heads"], s["head_dim"], s["kv_dtype"])
     state_per_request = 0 if m is None else cache.state_bytes_per_request(m, STATE_DTYPE)
     weights = s["weights_gb"] * 10**9 if m is None else model_size.resident_weight_bytes(m)
     kv = per_token * s["tokens"] * s["batch"]
     states = state_per_request * s["batch"]
-    left = hw.memory_bytes - weights - kv - states
+    usable = hw.memory_bytes
+    left = usable - weights - kv - states
     per_request = per_token * s["tokens"] + state_per_request
-    fits = serving.fitting_batch(hw.memory_bytes, weights, per_request)
+    fits = serving.fitting_batch(usable, weights, per_request)
     element = serving.KV_DTYPE_BYTES[s["kv_dtype"]]
 
     outputs = {
+        **capacity.outputs(weights, hw),
         "kv_per_token": output(per_token, f"{fmt_grouped(per_token)} B"),
         "kv_total": output(kv / 1e9, fmt_bytes(kv)),
         "state_total": output(states / 1e9, fmt_bytes(states)),
@@ -149,13 +168,18 @@ def render(state) -> dict:
                     f"≈ {fmt_bytes(kv)}",
         "state_total": f"{s['batch']:,} × {fmt_bytes(state_per_request)} = {fmt_bytes(states)}",
         "weights": f"{weights_how} = {fmt_bytes(weights)}",
-        "memory_left": f"{fmt_bytes(hw.memory_bytes)} − {fmt_bytes(weights)} − {fmt_bytes(kv)} − {fmt_bytes(states)} "
+        "usable_memory": f"{s['memory_fraction']:g} × {fmt_bytes(spec.memory_bytes)} = {fmt_bytes(usable)}",
+        "memory_left": f"{fmt_bytes(usable)} − {fmt_bytes(weights)} − {fmt_bytes(kv)} − {fmt_bytes(states)} "
                        f"= {fmt_signed_bytes(left)}",
-        "max_batch": f"⌊({fmt_bytes(hw.memory_bytes)} − {fmt_bytes(weights)}) ÷ ({s['tokens']:,} × "
+        "max_batch": f"⌊({fmt_bytes(usable)} − {fmt_bytes(weights)}) ÷ ({s['tokens']:,} × "
                      f"{fmt_grouped(per_token)} B + {fmt_bytes(state_per_request)})⌋ = {fits:,}",
     }
-    bar = memory_bar(hw, {"weights": weights, "kv": kv, "state": states}, t)
-    return view(s, outputs, svg={"memory": bar}, flags={"overflow": left < 0}, derivations=derivations)
+    if weights >= usable:  # nothing is left for even one request
+        derivations["max_batch"] = f"{fmt_bytes(usable)} − {fmt_bytes(weights)} ≤ 0 → 0"
+    bar = memory_bar(spec, usable, {"weights": weights, "kv": kv, "state": states}, t)
+    too_big = not capacity.fits(weights, hw)
+    flags = {"capacity": too_big, "overflow": left < 0 and not too_big}
+    return view(s, outputs, svg={"memory": bar}, flags=flags, derivations=derivations)
 
 
 def settle_model(s: dict, changed: str | None) -> dict:
@@ -174,34 +198,40 @@ def settle_model(s: dict, changed: str | None) -> dict:
 
 def text_width(text: str, font_px: float) -> float:
     """Rough rendered width: CJK characters are square, Latin ones a bit over half as wide."""
-    return sum(font_px if ord(c) > 0x2E7F else 0.6 * font_px for c in text)
+    return math.fsum(font_px if ord(c) > 0x2E7F else 0.6 * font_px for c in text)
 
 
-def memory_bar(hw: presets.Hardware, used: dict[str, float], t: dict) -> str:
-    """An SVG bar of the GPU's memory: weights, KV, recurrent state, then free space or the overflow.
+def memory_bar(hw: presets.Hardware, usable: float, used: dict[str, float], t: dict) -> str:
+    """An SVG bar of the GPU's datasheet memory: weights, KV, recurrent state, then free space up to the
+    `usable` share (a dashed line) or the overflow past it, then the reserved rest the engine does not use.
 
-    Its words use the kit's diagram text classes (svg-label, svg-value); a value on the pale "free" share
-    is a label, dark on light."""
+    Its words use the kit's diagram text classes (svg-label, svg-value); a value on a pale share (free,
+    reserved) is a label, dark on light."""
     width, left_x, bar_y, bar_h, legend_px = 560, 8, 34, 40, 13
     span = width - 2 * left_x
-    total = sum(used.values())
+    total = math.fsum(used.values())
     scale = span / max(hw.memory_bytes, total)
     shares = [(kind, size) for kind, size in used.items() if size > 0]
-    free = hw.memory_bytes - total
-    parts = [*shares, ("free", free)] if free > 0 else shares
+    free = usable - total
+    reserved = hw.memory_bytes - usable
+    parts = [(kind, size, size) for kind, size in shares]
+    if free > 0:
+        parts.append(("free", free, free))
+    if hw.memory_bytes > max(total, usable):  # the reserved rest not already taken by an overflow
+        parts.append(("reserved", hw.memory_bytes - max(total, usable), reserved))
 
     shapes, x = [], float(left_x)
-    for kind, size in parts:
-        w = size * scale
+    for kind, drawn, size in parts:
+        w = drawn * scale
         shapes.append(svg.element("rect", {"x": x, "y": bar_y, "width": w, "height": bar_h, "fill": COLOURS[kind],
                                            "stroke": "#ffffff", "stroke-width": 1, "data-kind": kind},
                                   svg.text_node("title", f"{t['share.' + kind]}: {fmt_bytes(size)}")))
         if w > 56:
             shapes.append(svg.text(fmt_bytes(size), {
                 "x": x + w / 2, "y": bar_y + bar_h / 2 + 5, "text-anchor": "middle",
-                "class": "svg-label" if kind == "free" else "svg-value"}))
+                "class": "svg-label" if kind in ("free", "reserved") else "svg-value"}))
         x += w
-    capacity_x = left_x + hw.memory_bytes * scale
+    capacity_x = left_x + usable * scale
     if free < 0:
         shapes.append(svg.element("rect", {"x": capacity_x, "y": bar_y - 4, "width": -free * scale,
                                            "height": bar_h + 8, "fill": COLOURS["over"], "fill-opacity": "0.25",
@@ -209,11 +239,16 @@ def memory_bar(hw: presets.Hardware, used: dict[str, float], t: dict) -> str:
     anchor = "end" if capacity_x > width / 2 else "start"
     shapes.append(svg.element("line", {"x1": capacity_x, "y1": bar_y - 12, "x2": capacity_x, "y2": bar_y + bar_h + 6,
                                        "stroke": "#111827", "stroke-width": 2, "stroke-dasharray": "4 3"}))
-    capacity = t["bar.capacity"].format(gpu=hw.short_name, gb=f"{hw.memory_bytes / 1e9:g}")
+    gb = f"{hw.memory_bytes / 1e9:g}"
+    capacity = (t["bar.capacity"].format(gpu=hw.short_name, gb=gb) if reserved <= 0 else
+                t["bar.usable"].format(gpu=hw.short_name, usable=f"{usable / 1e9:g}", gb=gb))
     shapes.append(svg.text(capacity, {"x": capacity_x, "y": bar_y - 16, "text-anchor": anchor, "class": "svg-label"}))
 
     legend, lx, ly = [], float(left_x), bar_y + bar_h + 18
-    for kind, size in [*shares, ("free", free) if free >= 0 else ("over", -free)]:
+    keys = [*shares, ("free", free) if free >= 0 else ("over", -free)]
+    if reserved > 0:
+        keys.append(("reserved", reserved))
+    for kind, size in keys:
         label = f"{t['share.' + kind]} {fmt_bytes(size)}"
         item_width = 28 + text_width(label, legend_px)
         if lx + item_width > width and lx > left_x:  # wrap onto a second row

@@ -4,13 +4,21 @@ The question text is the lesson's; `question` names a question in sim/questions.
 answers, the view says nothing about the answer (the pre-rendered page must not give it away). The page is
 its own template (site/templates/widgets/predict.html): the number box with the question's unit and a
 Check button, the verdict, then the answer and its derivation once answered.
+
+A guess that matches one of the question's common mistakes is answered with that mistake's sentence (the
+`mistake` flag is on; the `mistake` output's value is its index in Question.mistakes, its text the key);
+any other wrong guess is too high or too low.
 """
 
 from __future__ import annotations
 
+import math
+
 from sim.display import fmt_sig
 from sim.kit import Number, Select, Widget, output, view
 from sim.questions import QUESTIONS
+
+NO_SPACE_UNITS = ("%", "×")  # written right after the number: 98.4%, 153×
 
 TEXT = {
     "zh": {
@@ -24,7 +32,7 @@ TEXT = {
         "low": "偏低了。",
         "answer": "模拟器算出的答案：",
         "your_error": "你的偏差：",
-        "error": "{error:+.0f}%（允许误差 ±{tolerance:.0f}%）",
+        "error": "{error}（允许误差 ±{tolerance}%）",
     },
     "en": {
         "title": "Predict, then check",
@@ -37,7 +45,7 @@ TEXT = {
         "low": "Too low.",
         "answer": "The simulator's answer: ",
         "your_error": "Your error: ",
-        "error": "{error:+.0f}% (tolerance ±{tolerance:.0f}%)",
+        "error": "{error} (tolerance ±{tolerance}%)",
     },
 }
 
@@ -57,18 +65,45 @@ def render(state) -> dict:
     unit = output(0, question.unit)
     if s["guess"] is None:
         outputs = {"verdict": output(0, t["unanswered"]), "expected": output(0, ""), "error": output(0, ""),
-                   "unit": unit}
-        return view(s, outputs, flags={"answered": False, "correct": False, "incorrect": False})
-    answer, error, correct = question.grade(s["guess"], s["lang"])
-    if correct:
+                   "mistake": output(-1, ""), "unit": unit}
+        return view(s, outputs, flags={"answered": False, "correct": False, "incorrect": False, "mistake": False})
+    grade = question.grade(s["guess"], s["lang"])
+    if grade.correct:
         verdict = t["correct"]
+    elif grade.mistake is not None:
+        verdict = grade.feedback
     else:
-        verdict = t["high"] if error > 0 else t["low"]
+        verdict = t["high"] if grade.error > 0 else t["low"]
+    mistake = (output(grade.mistake, question.mistakes[grade.mistake].key) if grade.mistake is not None
+               else output(-1, ""))
     outputs = {
-        "verdict": output(int(correct), verdict),
-        "expected": output(answer.value, f"{fmt_sig(answer.value)} {question.unit}"),
-        "error": output(error, t["error"].format(error=error * 100, tolerance=question.tolerance * 100)),
+        "verdict": output(int(grade.correct), verdict),
+        "expected": output(grade.answer.value, with_unit(fmt_sig(grade.answer.value), question.unit)),
+        "error": output(grade.error, t["error"].format(error=signed_percent(grade.error, question.tolerance),
+                                                       tolerance=percent_figure(question.tolerance))),
+        "mistake": mistake,
         "unit": unit,
     }
-    return view(s, outputs, flags={"answered": True, "correct": correct, "incorrect": not correct},
-                derivations={"expected": answer.derivation})
+    return view(s, outputs, flags={"answered": True, "correct": grade.correct, "incorrect": not grade.correct,
+                                   "mistake": grade.mistake is not None},
+                derivations={"expected": grade.answer.derivation})
+
+
+def with_unit(number: str, unit: str) -> str:
+    """A number and its unit: "154 tok/s", but "98.4%" and "153×"."""
+    return f"{number}{unit}" if unit in NO_SPACE_UNITS else f"{number} {unit}"
+
+
+def percent_figure(fraction: float) -> str:
+    """A tolerance as a percentage figure without trailing zeros: 0.05 -> "5", 0.005 -> "0.5"."""
+    return f"{round(fraction * 100, 6):g}"
+
+
+def signed_percent(fraction: float, tolerance: float) -> str:
+    """The guess's error as a signed percentage, with as many decimals as the tolerance needs (none at 5% and
+    above, one below): "+12%", "−1.6%", and "0%" for an error that rounds to zero (never "−0%")."""
+    decimals = max(0, -math.floor(math.log10(tolerance * 100 / 5)))
+    magnitude = f"{abs(fraction) * 100:,.{decimals}f}"
+    if float(magnitude.replace(",", "")) == 0:
+        return "0%"
+    return f"{'+' if fraction > 0 else '−'}{magnitude}%"

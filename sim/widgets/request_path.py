@@ -1,4 +1,8 @@
-"""Request path: one request's trip through the server, cell by cell, with the real numbers of each cell."""
+"""Request path: one request's trip through the server, cell by cell, with the real numbers of each cell.
+
+Like every widget with a model and a GPU it carries the shared capacity flag (sim/kit/capacity.py), raised when
+the whole checkpoint does not fit in the GPU's memory; no preset pair raises it today.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sim import cache, model_size, presets, request, roofline
-from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig
-from sim.kit import Select, Widget, choices, output, view
+from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, step_time_derivation
+from sim.kit import Flag, Select, Widget, capacity, choices, output, view
 
 # The page's words, then each cell of the path ("step=CELL" its label, "hint.CELL" the line beneath it,
 # "note.CELL" its note), then the readouts' and derivations' texts and the phrases the notes are built from.
@@ -154,6 +158,7 @@ TEXT = {
 }
 
 # The page is its own template (site/templates/widgets/request-path.html): the step control is the diagram.
+# The layout holds only the capacity flag, which the template draws with the kit's macro (and the build checks).
 WIDGET = Widget(
     controls=(
         Select("step", default="read-weights", options=request.PATH, style="buttons"),
@@ -161,6 +166,7 @@ WIDGET = Widget(
         choices.model(),
         choices.state_dtype(),
     ),
+    layout=(Flag("capacity"),),
 )
 
 
@@ -170,7 +176,9 @@ def render(state) -> dict:
     facts = _gather_facts(s)
     stage = facts.stages[s["step"]]
     cell = CELL_TEXTS[s["step"]](facts)
+    resident = model_size.resident_weight_bytes(facts.m)
     outputs = {
+        **capacity.outputs(resident, facts.hw),
         "step_bytes": output(stage.bytes, cell["bytes"]),
         "step_flops": output(stage.flops, cell["flops"]),
         "step_ms": output(stage.time_s * 1e3, cell["ms"]),
@@ -181,9 +189,9 @@ def render(state) -> dict:
         "step_bytes": cell["bytes_how"],
         "step_flops": cell["flops_how"],
         "step_ms": cell["ms_how"],
-        "decode_ms": _max_derivation(facts.decode, facts.hw),
+        "decode_ms": step_time_derivation(facts.decode, facts.hw),
     }
-    return view(s, outputs, derivations=derivations)
+    return view(s, outputs, flags={"capacity": not capacity.fits(resident, facts.hw)}, derivations=derivations)
 
 
 @dataclass(frozen=True)
@@ -209,7 +217,7 @@ class _Facts:
 
 
 def _gather_facts(s: dict) -> _Facts:
-    hw, m, dtype = presets.hardware(s["hardware"]), presets.model(s["model"]), s["state_dtype"]
+    hw, m, dtype = choices.gpu(s), presets.model(s["model"]), s["state_dtype"]
     tokens = len(request.PROMPT_TOKENS)
     return _Facts(
         lang=s["lang"], m=m, hw=hw,
@@ -244,7 +252,7 @@ def _prefill_text(f: _Facts) -> dict:
                   bound=t[f"bound.{f.prefill.bound}"])
     return {"bytes": fmt_bytes(stage.bytes), "bytes_how": _sum_of(parts, stage.bytes),
             "flops": fmt_flops(stage.flops), "flops_how": flops_how,
-            "ms": fmt_ms(stage.time_s), "ms_how": _max_derivation(f.prefill, f.hw), "note": note}
+            "ms": fmt_ms(stage.time_s), "ms_how": step_time_derivation(f.prefill, f.hw), "note": note}
 
 
 def _write_cache_text(f: _Facts) -> dict:
@@ -333,13 +341,6 @@ def _sum_of(parts: list[str], total: float) -> str:
 
 def _bandwidth_time(f: _Facts, stage: request.Stage) -> str:
     return f"{fmt_bytes(stage.bytes)} ÷ {_tb_per_s(f.hw)} TB/s = {fmt_ms(stage.time_s)}"
-
-
-def _max_derivation(e: roofline.Estimate, hw: presets.Hardware) -> str:
-    return (
-        f"max({fmt_flops(e.flops)} ÷ {_tflops(hw)} TFLOP/s, {fmt_bytes(e.bytes)} ÷ {_tb_per_s(hw)} TB/s) "
-        f"= max({fmt_ms(e.compute_time_s)}, {fmt_ms(e.memory_time_s)}) = {fmt_ms(e.time_s)}"
-    )
 
 
 def _tflops(hw: presets.Hardware) -> str:

@@ -1,13 +1,14 @@
-"""Roofline: where one prefill step and one decode step of a model land on a GPU's roofline, what
-bytes each step moves, and how many requests fit in memory."""
+"""Roofline: where one prefill step and one decode step of a model land on a GPU's roofline, the time each
+of their operations takes and what bounds it, what bytes each step moves, and how many requests fit in memory."""
 
 from __future__ import annotations
 
 import math
 
-from sim import memory, presets, roofline, svg
-from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, step_time_derivation
-from sim.kit import Controls, Figure, Flag, Range, Readout, Readouts, Svg, Widget, choices, output, view
+from sim import memory, model_size, presets, roofline, svg
+from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig
+from sim.kit import Controls, Figure, Flag, Range, Readout, Readouts, Svg, Text, Widget, capacity, choices, output, view
+from sim.kit.view import round_sig
 
 TEXT = {
     "zh": {
@@ -19,18 +20,37 @@ TEXT = {
         "prefill_intensity": "prefill 算术强度",
         "decode_ms": "decode 一步耗时",
         "decode_intensity": "decode 算术强度",
-        "weights_only_intensity": "decode 强度（只算权重，虚线圈）",
+        "weights_only_intensity": "decode 权重矩阵乘的强度（虚线圈）",
+        "critical_batch": "临界批大小（权重矩阵乘从这里起算力受限）",
         "tokens_per_s": "decode 总吞吐（所有请求）",
         "memory_gb": "显存占用（权重 + B 个请求的 KV 与状态）",
         "max_batch": "放得下的请求数",
-        "capacity": "显存放不下：整份权重加上 B 个请求的 KV 与状态超过了这张卡的显存，"
+        "overflow": "显存放不下：整份权重加上 B 个请求的 KV 与状态超过了这张卡的显存，"
                     "这个上下文长度下最多只能放 {max_batch} 个请求。",
         "roofline": "对数坐标的屋顶线图：横轴算术强度，纵轴可达算力；绿点 prefill，蓝点 decode，"
-                    "虚线圈 decode 只算权重，紫色小点 decode 注意力",
+                    "虚线圈 decode 的权重矩阵乘，紫色小点 decode 的注意力",
+        "intensity_note": "这里的强度只数权重、KV 与递归状态的字节，不数激活值。",
+        "ops_caption": "每一步的各个操作依次执行，各自受算力或带宽限制（同一时间比例尺）",
         "bytes_caption": "每一步读写的字节（同一比例尺）",
-        "x": "算术强度（FLOP / 字节）", "y": "可达算力（TFLOP/s）", "roof": "屋顶线", "ridge": "拐点",
-        "prefill": "prefill", "decode": "decode", "weights_only": "decode（只算权重）",
-        "attention": "decode 注意力", "compute": "算力受限", "memory": "带宽受限",
+        "x": "算术强度（FLOP/B）", "y": "可达算力（TFLOP/s）", "roof": "屋顶线", "ridge": "拐点",
+        "prefill": "prefill", "decode": "decode",
+        "weights_only": "decode · 权重矩阵乘", "attention": "decode · 注意力",
+        "compute": "算力受限", "memory": "带宽受限",
+        "op_matmuls": "权重矩阵乘", "op_attention": "注意力", "op_state": "递归状态",
+        "and": "与",
+        "mixed": "{ops}算力受限，其余带宽受限",
+        "op_line": "{op}：max({flops} ÷ {peak}, {bytes} ÷ {bandwidth}) = {ms}（{bound}）",
+        "sum_head": "各操作依次执行，逐个取 max(FLOPs ÷ π, bytes ÷ β) 再相加：",
+        "overlapped_line": "若所有内核完全重叠：max(ΣFLOPs ÷ π, Σbytes ÷ β) = max({flops} ÷ {peak}, "
+                           "{bytes} ÷ {bandwidth}) = {ms}",
+        "critical_line": "拐点 π ÷ β = {peak} ÷ {bandwidth} = {ridge} FLOP/B；"
+                         "权重矩阵乘的强度 = B × {flops} ÷ {bytes} = B × {per} FLOP/B > {ridge} → B = {batch}",
+        "overlapped": "完全重叠 {ms}",
+        "overlapped_legend": "完全重叠时的下界",
+        "ops_step": "{step}：{total} = {parts}；完全重叠时 {overlapped}",
+        "ops_part": "{op} {ms}（{bound}）",
+        "ops_aria": "{prefill}。{decode}。",
+        "op_title": "{op}：{ms}，{bound}（{flops}，{bytes}）",
         "weights": "权重", "state": "递归状态", "kv": "KV cache", "bars": "每一步读写的字节",
         "on": "（{gpu}）",
     },
@@ -43,18 +63,38 @@ TEXT = {
         "prefill_intensity": "Prefill intensity",
         "decode_ms": "Decode step",
         "decode_intensity": "Decode intensity",
-        "weights_only_intensity": "Decode intensity, weights only (open circle)",
+        "weights_only_intensity": "Decode weight-matmul intensity (open circle)",
+        "critical_batch": "Critical batch (weight matmuls compute-bound from here)",
         "tokens_per_s": "Decode throughput (all requests)",
         "memory_gb": "Memory in use (weights + B requests' KV and state)",
         "max_batch": "Requests that fit",
-        "capacity": "Out of memory: the whole checkpoint plus B requests' KV and state exceed this GPU's memory; "
+        "overflow": "Out of memory: the whole checkpoint plus B requests' KV and state exceed this GPU's memory; "
                     "at this context at most {max_batch} requests fit.",
         "roofline": "Log-log roofline: arithmetic intensity against attainable compute; green prefill, blue decode, "
-                    "open circle decode weights only, small purple point decode attention",
+                    "open circle decode weight matmuls, small purple point decode attention",
+        "intensity_note": "Intensity here counts the bytes of weights, KV and recurrent state, not activations.",
+        "ops_caption": "Each step's operations run one after another, each compute-bound or memory-bound "
+                       "(one time scale)",
         "bytes_caption": "Bytes moved per step (one scale)",
-        "x": "Arithmetic intensity (FLOP / byte)", "y": "Attainable compute (TFLOP/s)", "roof": "Roofline",
-        "ridge": "Ridge", "prefill": "prefill", "decode": "decode", "weights_only": "decode (weights only)",
-        "attention": "decode attention", "compute": "compute-bound", "memory": "memory-bound",
+        "x": "Arithmetic intensity (FLOP/B)", "y": "Attainable compute (TFLOP/s)", "roof": "Roofline",
+        "ridge": "Ridge", "prefill": "prefill", "decode": "decode",
+        "weights_only": "decode · weight matmuls", "attention": "decode · attention",
+        "compute": "compute-bound", "memory": "memory-bound",
+        "op_matmuls": "weight matmuls", "op_attention": "attention", "op_state": "recurrent state",
+        "and": " and ",
+        "mixed": "{ops} compute-bound, the rest memory-bound",
+        "op_line": "{op}: max({flops} ÷ {peak}, {bytes} ÷ {bandwidth}) = {ms} ({bound})",
+        "sum_head": "Operations one after another, each max(FLOPs ÷ π, bytes ÷ β), summed:",
+        "overlapped_line": "If every kernel overlapped: max(ΣFLOPs ÷ π, Σbytes ÷ β) = max({flops} ÷ {peak}, "
+                           "{bytes} ÷ {bandwidth}) = {ms}",
+        "critical_line": "Ridge π ÷ β = {peak} ÷ {bandwidth} = {ridge} FLOP/B; weight-matmul intensity "
+                         "= B × {flops} ÷ {bytes} = B × {per} FLOP/B > {ridge} → B = {batch}",
+        "overlapped": "overlapped {ms}",
+        "overlapped_legend": "bound if every kernel overlapped",
+        "ops_step": "{step}: {total} = {parts}; overlapped {overlapped}",
+        "ops_part": "{op} {ms} ({bound})",
+        "ops_aria": "{prefill}. {decode}.",
+        "op_title": "{op}: {ms}, {bound} ({flops}, {bytes})",
         "weights": "weights", "state": "recurrent state", "kv": "KV cache", "bars": "Bytes moved per step",
         "on": " ({gpu})",
     },
@@ -68,16 +108,22 @@ WIDGET = Widget(
         choices.hardware(),
         choices.model(),
         choices.state_dtype(),
+        choices.memory_fraction(),
+        choices.compute_efficiency(),
+        choices.bandwidth_efficiency(),
     ),
     layout=(
         Controls(),
         Readouts(
             Readout("prefill_ms", note="prefill_bound"), "prefill_intensity",
             Readout("decode_ms", note="decode_bound"), "decode_intensity",
-            "weights_only_intensity", "tokens_per_s", "memory_gb", "max_batch",
+            "weights_only_intensity", "critical_batch", "tokens_per_s", "memory_gb", "max_batch",
         ),
         Flag("capacity"),
+        Flag("overflow"),
+        Svg("ops", caption="ops_caption"),
         Figure("roofline"),
+        Text("intensity_note"),
         Svg("bytes", caption="bytes_caption"),
     ),
 )
@@ -89,86 +135,132 @@ X_RANGE = (round(math.log10(X_LIMITS[0]), 6), round(math.log10(X_LIMITS[1]), 6))
 Y_RANGE = (round(math.log10(0.3), 6), round(math.log10(5e3), 6))
 
 COLOURS = {"prefill": "#16a34a", "decode": "#2563eb", "weights": "#94a3b8", "state": "#9333ea", "kv": "#f97316",
-           "attention": "#a855f7", "roof": "#374151"}
+           "attention": "#a855f7", "roof": "#374151",
+           # What bounds an operation (the ops diagram), and the overlapped bound's marker.
+           "compute": "#c2410c", "memory": "#0f766e", "overlapped": "#111827"}
 
 
 def render(state) -> dict:
     """The roofline view for any state (invalid values replaced by defaults or clamped)."""
     s = WIDGET.coerce(state)
     t = TEXT[s["lang"]]
-    hw, m = presets.hardware(s["hardware"]), presets.model(s["model"])
+    hw, m = choices.gpu(s), presets.model(s["model"])
+    datasheet = presets.hardware(s["hardware"])
     pre = roofline.prefill(m, hw, tokens=s["T"], state_dtype=s["state_dtype"])
     dec = roofline.decode(m, hw, batch=s["B"], context=s["context"], state_dtype=s["state_dtype"])
     fits = memory.max_batch(m, hw, context=s["context"], state_dtype=s["state_dtype"])
     per_request = memory.bytes_per_request(m, context=s["context"], state_dtype=s["state_dtype"])
-    weights = memory.resident_bytes(m, batch=0, context=s["context"], state_dtype=s["state_dtype"])
+    weights = model_size.resident_weight_bytes(m)
+    weights_fit = capacity.fits(weights, hw)
     resident = weights + s["B"] * per_request
     ridge = roofline.ridge_point(hw)
-    weights_only = dec.flops / dec.bytes_by_kind["weights"]
+    critical = roofline.critical_batch(m, hw)
+    matmuls, attention = dec.op("matmuls"), dec.op("attention")
+    peak, bandwidth = f"{hw.peak_flops_per_s / 1e12:g} TFLOP/s", f"{hw.bandwidth_bytes_per_s / 1e12:g} TB/s"
     on_gpu = t["on"].format(gpu=hw.short_name)
 
     def both(fn) -> str:
         return f"prefill {fn(pre)} · decode {fn(dec)}"
 
+    def intensity(x: float) -> dict:
+        return output(x, f"{fmt_sig(x)} FLOP/B")
+
     outputs = {
         "prefill_ms": output(pre.time_s * 1e3, fmt_ms(pre.time_s)),
-        "prefill_intensity": output(pre.intensity, f"{fmt_sig(pre.intensity)} FLOP/B"),
-        "prefill_bound": output(int(pre.bound == "compute"), t[pre.bound]),
+        "prefill_overlapped_ms": output(pre.overlapped_time_s * 1e3, fmt_ms(pre.overlapped_time_s)),
+        "prefill_intensity": intensity(pre.intensity),
+        "prefill_bound": output(int(pre.bound == "compute"), _bound_note(pre, t)),
         "decode_ms": output(dec.time_s * 1e3, fmt_ms(dec.time_s)),
-        "decode_intensity": output(dec.intensity, f"{fmt_sig(dec.intensity)} FLOP/B"),
-        "decode_bound": output(int(dec.bound == "compute"), t[dec.bound]),
-        "weights_only_intensity": output(weights_only, f"{fmt_sig(weights_only)} FLOP/B"),
-        "attention_intensity": output(roofline.decode_attention_intensity(m),
-                                      f"{fmt_sig(roofline.decode_attention_intensity(m))} FLOP/B"),
+        "decode_overlapped_ms": output(dec.overlapped_time_s * 1e3, fmt_ms(dec.overlapped_time_s)),
+        "decode_intensity": intensity(dec.intensity),
+        "decode_bound": output(int(dec.bound == "compute"), _bound_note(dec, t)),
+        "weights_only_intensity": intensity(matmuls.intensity),
+        "attention_intensity": intensity(attention.intensity if attention else 0),
+        "critical_batch": output(critical, fmt_grouped(critical)),
         "tokens_per_s": output(dec.tokens_per_s, f"{fmt_grouped(dec.tokens_per_s)} tok/s"),
         "memory_gb": output(resident / 1e9, f"{resident / 1e9:,.1f} GB"),
         "max_batch": output(fits, fmt_grouped(fits)),
+        **capacity.outputs(weights, hw),
         # The values behind the roofline formula's clickable terms (lessons/terms.yml).
-        "peak": output(hw.peak_flops_per_s, f"{hw.peak_flops_per_s / 1e12:g} TFLOP/s{on_gpu}"),
-        "bandwidth": output(hw.bandwidth_bytes_per_s, f"{hw.bandwidth_bytes_per_s / 1e12:g} TB/s{on_gpu}"),
+        "peak": output(hw.peak_flops_per_s, f"{peak}{on_gpu}"),
+        "bandwidth": output(hw.bandwidth_bytes_per_s, f"{bandwidth}{on_gpu}"),
         "ridge": output(ridge, f"{fmt_sig(ridge)} FLOP/B{on_gpu}"),
         "step_flops": output(dec.flops, both(lambda e: fmt_flops(e.flops))),
         "step_bytes": output(dec.bytes, both(lambda e: fmt_bytes(e.bytes))),
         "step_time": output(dec.time_s * 1e3, both(lambda e: fmt_ms(e.time_s))),
         "intensity": output(dec.intensity, both(lambda e: f"{fmt_sig(e.intensity)} FLOP/B")),
     }
+    usable = fmt_bytes(hw.memory_bytes)
+    if hw.memory_bytes != datasheet.memory_bytes:
+        usable = f"{s['memory_fraction']:g} × {fmt_bytes(datasheet.memory_bytes)}"
+    per_b = matmuls.flops / s["B"]
     derivations = {
-        "prefill_ms": step_time_derivation(pre, hw),
-        "decode_ms": step_time_derivation(dec, hw),
+        "prefill_ms": _sum_derivation(pre, peak, bandwidth, t),
+        "decode_ms": _sum_derivation(dec, peak, bandwidth, t),
         "prefill_intensity": f"{fmt_flops(pre.flops)} ÷ {fmt_bytes(pre.bytes)} = {fmt_sig(pre.intensity)} FLOP/B",
         "decode_intensity": f"{fmt_flops(dec.flops)} ÷ {fmt_bytes(dec.bytes)} = {fmt_sig(dec.intensity)} FLOP/B",
-        "weights_only_intensity": f"{fmt_flops(dec.flops)} ÷ {fmt_bytes(dec.bytes_by_kind['weights'])} "
-                                  f"= {fmt_sig(weights_only)} FLOP/B",
-        "tokens_per_s": f"{s['B']} ÷ {fmt_ms(dec.time_s)} = {fmt_grouped(dec.tokens_per_s)} tok/s",
-        "memory_gb": f"{fmt_bytes(weights)} + {s['B']} × {fmt_bytes(per_request)} = {fmt_bytes(resident)}",
-        "max_batch": f"⌊({fmt_bytes(hw.memory_bytes)} − {fmt_bytes(weights)}) ÷ {fmt_bytes(per_request)}⌋ = {fits}",
+        "weights_only_intensity": f"{s['B']:,} × {fmt_flops(per_b)} ÷ {fmt_bytes(matmuls.bytes)} "
+                                  f"= {fmt_sig(matmuls.intensity)} FLOP/B",
+        "critical_batch": t["critical_line"].format(
+            peak=peak, bandwidth=bandwidth, ridge=fmt_sig(ridge, 4), flops=fmt_flops(per_b),
+            bytes=fmt_bytes(matmuls.bytes), per=fmt_sig(per_b / matmuls.bytes), batch=critical),
+        "tokens_per_s": f"{s['B']:,} ÷ {fmt_ms(dec.time_s)} = {fmt_grouped(dec.tokens_per_s)} tok/s",
+        "memory_gb": f"{fmt_bytes(weights)} + {s['B']:,} × {fmt_bytes(per_request)} = {fmt_bytes(resident)}",
+        "max_batch": (f"⌊({usable} − {fmt_bytes(weights)}) ÷ {fmt_bytes(per_request)}⌋ = {fits:,}" if weights_fit
+                      else f"{usable} − {fmt_bytes(weights)} < 0 → 0"),
     }
     return view(
         s,
         outputs,
-        figures={"roofline": _figure(hw, m, pre, dec, s)},
-        svg={"bytes": _byte_bars(pre, dec, s)},
-        flags={"capacity": s["B"] > fits},
+        figures={"roofline": _figure(hw, pre, dec, s)},
+        svg={"ops": _op_bars(pre, dec, s), "bytes": _byte_bars(pre, dec, s)},
+        flags={"capacity": not weights_fit, "overflow": weights_fit and s["B"] > fits},
         derivations=derivations,
     )
 
 
-def _figure(hw: presets.Hardware, m: presets.Model, pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> dict:
+def _bound_note(e: roofline.Estimate, t: dict) -> str:
+    """The step's bound in words: one bound, or which operations are compute-bound when they differ."""
+    if not e.mixed:
+        return t[e.bound]
+    return t["mixed"].format(ops=t["and"].join(t[f"op_{op.name}"] for op in e.ops if op.bound == "compute"))
+
+
+def _sum_derivation(e: roofline.Estimate, peak: str, bandwidth: str, t: dict) -> str:
+    """The step time as the sum over its operations, then the overlapped bound beside it."""
+    lines = [t["sum_head"]]
+    for i, op in enumerate(e.ops):
+        lines.append(("  " if i == 0 else "+ ") + t["op_line"].format(
+            op=t[f"op_{op.name}"], flops=fmt_flops(op.flops), peak=peak, bytes=fmt_bytes(op.bytes),
+            bandwidth=bandwidth, ms=fmt_ms(op.time_s), bound=t[op.bound]))
+    lines.append(f"= {fmt_ms(e.time_s)}")
+    lines.append(t["overlapped_line"].format(flops=fmt_flops(e.flops), peak=peak, bytes=fmt_bytes(e.bytes),
+                                             bandwidth=bandwidth, ms=fmt_ms(e.overlapped_time_s)))
+    return "\n".join(lines)
+
+
+def _figure(hw: presets.Hardware, pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> dict:
     t = TEXT[s["lang"]]
     peak_t = hw.peak_flops_per_s / 1e12
     ridge = roofline.ridge_point(hw)
     x_lo, x_hi = X_LIMITS
 
     def point(name: str, intensity: float, attained: float, colour: str, symbol: str, size: int = 13) -> dict:
+        # Six significant digits: a step's time is a sum of its operations' times, and Python's float sum
+        # differs in the last bit between CPython versions (3.12 compensates); the view must be identical.
         return {
             "type": "scatter", "mode": "markers", "name": name,
-            "x": [intensity], "y": [attained / 1e12],
+            "x": [round_sig(intensity, 6)], "y": [round_sig(attained / 1e12, 6)],
             "marker": {"size": size, "color": colour, "symbol": symbol, "line": {"width": 2, "color": colour}},
             "hovertemplate": f"{name}<br>%{{x:.3g}} FLOP/B<br>%{{y:.4g}} TFLOP/s<extra></extra>",
         }
 
-    weights_only = dec.flops / dec.bytes_by_kind["weights"]
-    attention = roofline.decode_attention_intensity(m)
+    def op_point(op: roofline.Op | None, name: str, colour: str, symbol: str, size: int = 13) -> dict:
+        # An operation sits on the roof at its own intensity (FLOPs over the bytes it moves itself).
+        if op is None or op.flops == 0:
+            return point(name, 1, 0, colour, symbol, size) | {"x": [], "y": []}
+        return point(name, op.intensity, op.flops / op.time_s, colour, symbol, size)
+
     data = [
         {
             "type": "scatter", "mode": "lines", "name": f"{t['roof']} · {hw.short_name}",
@@ -183,10 +275,8 @@ def _figure(hw: presets.Hardware, m: presets.Model, pre: roofline.Estimate, dec:
         },
         point(t["prefill"], pre.intensity, pre.attained_flops_per_s, COLOURS["prefill"], "circle"),
         point(t["decode"], dec.intensity, dec.attained_flops_per_s, COLOURS["decode"], "circle"),
-        point(t["weights_only"], weights_only, roofline.attainable_flops_per_s(hw, weights_only),
-              COLOURS["decode"], "circle-open-dot"),
-        point(t["attention"], attention, roofline.attainable_flops_per_s(hw, attention),
-              COLOURS["attention"], "circle", size=8),
+        op_point(dec.op("matmuls"), t["weights_only"], COLOURS["decode"], "circle-open-dot"),
+        op_point(dec.op("attention"), t["attention"], COLOURS["attention"], "circle", size=8),
     ]
     layout = {
         # Fixed axes: nothing to zoom, and touch scrolling passes over the plot. One tick label per decade:
@@ -203,13 +293,78 @@ def _figure(hw: presets.Hardware, m: presets.Model, pre: roofline.Estimate, dec:
     return {"data": data, "layout": layout}
 
 
+def _text_width(content: str, px: float) -> float:
+    """A rough width of a label: ASCII about 0.56 em, CJK and other wide characters 1 em."""
+    return math.fsum(px * (0.56 if ord(c) < 0x2E80 else 1.0) for c in content)
+
+
+def _steps(pre: roofline.Estimate, dec: roofline.Estimate, s: dict):
+    return ((f"prefill T={s['T']:,}", pre), (f"decode B={s['B']:,}", dec))
+
+
+def _op_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> str:
+    """Stacked time per operation of each step on one time scale, each segment coloured by what bounds it,
+    with a thin marker at the overlapped bound (the aggregate max) where the two estimates part."""
+    t = TEXT[s["lang"]]
+    width, label_w, right_w, bar_h, gap, top = 640, 130, 92, 34, 26, 22
+    pre_s, dec_s = pre.time_s, dec.time_s
+    scale = (width - label_w - right_w) / max(pre_s, dec_s)
+    bars, parts, described = [], [], {}
+    steps = ((f"prefill T={s['T']:,}", pre, pre_s), (f"decode B={s['B']:,}", dec, dec_s))
+    for i, (label, e, total_s) in enumerate(steps):
+        y = top + i * (bar_h + gap)
+        parts.append(svg.text(label, {"x": 0, "y": y + bar_h * 0.6, "class": "svg-label"}))
+        x = float(label_w)
+        spoken = []
+        for op in e.ops:
+            op_s, bound = op.time_s, op.bound
+            w = op_s * scale
+            name, ms, bound_words = t[f"op_{op.name}"], fmt_ms(op_s), t[bound]
+            title = t["op_title"].format(op=name, ms=ms, bound=bound_words, flops=fmt_flops(op.flops),
+                                         bytes=fmt_bytes(op.bytes))
+            bars.append(svg.element("rect", {"x": x, "y": y, "width": w, "height": bar_h, "fill": COLOURS[bound],
+                                             "data-op": op.name, "data-bound": bound}, svg.text_node("title", title)))
+            # The operation's name over its time where both fit, its time alone where only that does.
+            ms_w = _text_width(ms, 12) + 8
+            if ms_w <= w and _text_width(name, 12) + 8 <= w:
+                parts.append(svg.text(name, {"x": x + 4, "y": y + 14, "class": "svg-value"}))
+                parts.append(svg.text(ms, {"x": x + 4, "y": y + 29, "class": "svg-value"}))
+            elif ms_w <= w:
+                parts.append(svg.text(ms, {"x": x + 4, "y": y + 22, "class": "svg-value"}))
+            spoken.append(t["ops_part"].format(op=name, ms=ms, bound=bound_words))
+            x += w
+        total, overlapped = fmt_ms(total_s), fmt_ms(e.overlapped_time_s)
+        parts.append(svg.text(total, {"x": x + 6, "y": y + bar_h * 0.6, "class": "svg-label"}))
+        mark = label_w + e.overlapped_time_s * scale
+        over = t["overlapped"].format(ms=overlapped)
+        parts.append(svg.element("rect", {"x": mark - 1, "y": y - 5, "width": 2, "height": bar_h + 10,
+                                          "fill": COLOURS["overlapped"], "data-marker": "overlapped"},
+                                 svg.text_node("title", over)))
+        parts.append(svg.text(over, {"x": max(mark, label_w + _text_width(over, 11)), "y": y - 8,
+                                     "class": "svg-muted", "text-anchor": "end"}))
+        described[label.split()[0]] = t["ops_step"].format(step=label, total=total, overlapped=overlapped,
+                                                           parts=" + ".join(spoken))
+    legend_y = top + 2 * (bar_h + gap) - 6
+    lx = float(label_w)
+    for key in ("compute", "memory", "overlapped"):
+        marker = key == "overlapped"
+        parts.append(svg.element("rect", {"x": lx + 5 if marker else lx, "y": legend_y - 1,
+                                          "width": 2 if marker else 12, "height": 14, "fill": COLOURS[key]}))
+        words = t["overlapped_legend"] if marker else t[key]
+        parts.append(svg.text(words, {"x": lx + 16, "y": legend_y + 11, "class": "svg-label"}))
+        lx += 16 + _text_width(words, 13) + 24
+    # Segments are edged in white, so that neighbours bound the same way still read as two operations.
+    return svg.document(width, legend_y + 20, t["ops_aria"].format(**described),
+                        svg.element("g", {"stroke": "#fff", "stroke-width": 1}, *bars), *parts, css_class="op-bars")
+
+
 def _byte_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> str:
     """Stacked bars of the bytes each step moves, split into weights, recurrent state and KV, on one scale."""
     t = TEXT[s["lang"]]
     width, label_w, bar_h, gap = 640, 130, 26, 14
     scale = (width - label_w - 10) / max(pre.bytes, dec.bytes)
     parts = []
-    for i, (label, e) in enumerate(((f"prefill T={s['T']:,}", pre), (f"decode B={s['B']:,}", dec))):
+    for i, (label, e) in enumerate(_steps(pre, dec, s)):
         y = 10 + i * (bar_h + gap)
         parts.append(svg.text(label, {"x": 0, "y": y + bar_h * 0.7, "class": "svg-label"}))
         x = float(label_w)

@@ -17,8 +17,6 @@ def output(widget, name: str) -> float:
     return float(widget.locator(f'output[name="{name}"]').get_attribute("data-value"))
 
 
-
-
 def test_page_reads_before_python_and_becomes_ready(site_page, server):
     site_page.goto(server.url(LESSON))
     widget = site_page.locator(f"#{ID}")
@@ -72,10 +70,54 @@ def test_switching_hardware_recomputes_the_table(site_page, server):
     expect(first_row).to_have_text(re.search(r"<td[^>]*>([^<]*)</td>", expected["svg"]["table"]).group(1))
 
 
+COMPUTE_BAND = "rgba(124,58,237,0.08)"
+
+
+def band_edges(widget) -> list[float]:
+    """Left edges of the plot's compute-bound bands (none on an H100, whose critical batch is past 256)."""
+    show_figures(widget)
+    return widget.locator('[data-figure="throughput"]').evaluate(
+        f"el => (el.layout.shapes || []).filter(s => s.fillcolor === {json.dumps(COMPUTE_BAND)}).map(s => s.x0)")
+
+
+def test_switching_to_an_a100_shows_the_compute_bound_band(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), ID)
+    expect(widget.locator('output[name="critical_batch"]')).to_have_text("296")
+    assert band_edges(widget) == []
+    widget.locator('select[name="hardware"]').select_option("a100-sxm-80gb")
+    wait_for_output(widget, "critical_batch", 154)
+    expected = cpython_view(ID, {"hardware": "a100-sxm-80gb"})
+    shapes = expected["figures"]["throughput"]["layout"]["shapes"]
+    site_page.wait_for_function(
+        "() => (document.querySelector('#batch-throughput [data-figure=\"throughput\"]').layout.shapes || [])"
+        f".some(s => s.fillcolor === {json.dumps(COMPUTE_BAND)})")
+    assert band_edges(widget) == [s["x0"] for s in shapes if s.get("fillcolor") == COMPUTE_BAND]
+    expect(widget.locator('.widget-table tr[data-batch="154"] th')).to_have_text("154（临界）")
+    expect(widget.locator('.widget-table tr[data-batch="154"] td').last).to_have_text("矩阵乘算力受限，其余带宽受限")
+
+
+def test_memory_fraction_changes_the_limit(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), ID)
+    expect(widget.locator('output[name="max_batch"]')).to_have_text("58")
+    widget.locator('input[name="memory_fraction"]').fill("0.9")
+    wait_for_output(widget, "max_batch", 39)
+    expect(widget.locator('.widget-table tr[data-batch="39"] th .warn')).to_have_text("39（上限）")
+    site_page.wait_for_function("() => location.search.includes('batch-throughput.memory_fraction=0.9')")
+    # Less than the checkpoint: the capacity flag says how many GPUs the weights need.
+    flag = widget.locator('[data-flag="capacity"]')
+    expect(flag).to_be_hidden()
+    widget.locator('input[name="memory_fraction"]').fill("0.6")
+    wait_for_output(widget, "max_batch", 0)
+    expect(flag).to_be_visible()
+    expect(flag.locator('output[name="gpus_needed"]')).to_have_text("2")
+    expect(widget.locator('[data-flag="over_capacity"]')).to_be_hidden()
+
+
 @pytest.mark.parametrize("state", [
     {"B": 58, "context": 4096},
-    {"B": 200, "context": 1, "hardware": "a100-sxm-80gb", "model": "llama-2-7b"},
+    {"B": 200, "context": 16, "hardware": "a100-sxm-80gb", "model": "llama-2-7b"},
     {"B": 3, "context": 131072, "model": "llama-2-7b", "state_dtype": "bf16"},
+    {"B": 150, "memory_fraction": 0.9, "compute_efficiency": 0.5, "bandwidth_efficiency": 0.8},
 ])
 def test_browser_view_equals_cpython_render(site_page, server, state):
     query = "&".join(f"{ID}.{k}={v}" for k, v in state.items())

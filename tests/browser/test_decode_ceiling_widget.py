@@ -76,3 +76,39 @@ def test_link_restores_a_scenario(site_page, server, state):
     expected = cpython_view("decode-ceiling", state)
     wait_for_output(widget, "ceiling_tokens_per_s", expected["outputs"]["ceiling_tokens_per_s"]["value"])
     assert_same_view(site_page, expected)
+
+
+def test_a_70b_that_does_not_fit_one_a100_raises_the_capacity_flag(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), ID)
+    flag, note = widget.locator('[data-flag="capacity"]'), widget.locator('[data-flag="tensor_parallel"]')
+    expect(flag).to_be_hidden()
+    expect(note).to_be_hidden()
+    widget.locator('input[name="params_b"]').fill("70")
+    expect(widget.locator('select[name="model"]')).to_have_value("custom")
+    wait_for_output(widget, "gpus_needed", 2)
+    expect(flag).to_be_visible()
+    expect(note).to_be_visible()
+    expect(flag.locator('output[name="weights_total"]')).to_have_text("140.0 GB")
+    expect(flag.locator('output[name="usable_memory"]')).to_have_text("80.00 GB")
+    expect(flag.locator('output[name="gpus_needed"]')).to_have_text("2")
+    # The ceiling is that of two A100s in tensor parallel, each reading 70 GB, and says so beneath it.
+    expect(widget.locator('output[name="ceiling_tokens_per_s"]')).to_have_text("29.13 tok/s")
+    expect(widget.locator('output[name="gpus"]').first).to_have_text("2 张 A100 张量并行（理想值）")
+    assert_same_view(site_page, cpython_view("decode-ceiling", {"model": "custom", "params_b": 70}))
+    widget.locator('input[name="params_b"]').fill("30")
+    wait_for_output(widget, "gpus_needed", 1)
+    expect(flag).to_be_hidden()
+
+
+def test_bandwidth_efficiency_lowers_the_ceiling(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), ID)
+    full = cpython_view("decode-ceiling", {})["outputs"]["ceiling_tokens_per_s"]["value"]
+    widget.locator('input[name="bandwidth_efficiency"]').fill("0.8")
+    expected = cpython_view("decode-ceiling", {"bandwidth_efficiency": 0.8})
+    wait_for_output(widget, "ceiling_tokens_per_s", expected["outputs"]["ceiling_tokens_per_s"]["value"])
+    assert expected["outputs"]["ceiling_tokens_per_s"]["value"] == pytest.approx(0.8 * full, rel=1e-5)
+    expect(widget.locator('output[name="ceiling_tokens_per_s"]')).to_have_text("123.4 tok/s")
+    expect(widget.locator('[data-flag="capacity"]')).to_be_hidden()
+    assert_same_view(site_page, expected)
+    site_page.wait_for_function("() => location.search.includes('decode-ceiling.bandwidth_efficiency=0.8')")
+

@@ -80,3 +80,17 @@ def test_link_restores_a_step_and_equals_cpython(site_page, server):
     assert site_page.evaluate(f"window.inferlab.views[{json.dumps(WIDGET)}]") == cpython_view(WIDGET, state)
     expect_only_panel(widget, "improved")
     expect_output(widget, "bytes_vs_h100", state)
+
+
+def test_capacity_flag_is_on_the_page_and_off_for_the_presets(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), WIDGET)
+    flag = widget.locator('[data-flag="capacity"]')
+    expect(flag).to_have_count(1)
+    expect(flag).to_be_hidden()
+    expect(flag.locator("output")).to_have_count(3)  # weights, usable memory, GPUs needed
+    widget.locator('select[name="hardware"]').select_option("a100-sxm-80gb")
+    widget.locator('select[name="model"]').select_option("qwen3-32b")  # the largest preset on the smallest GPU
+    state = {"hardware": "a100-sxm-80gb", "model": "qwen3-32b"}
+    expect_output(widget, "weights_total", state)
+    expect(flag).to_be_hidden()
+    assert site_page.evaluate(f"window.inferlab.views[{json.dumps(WIDGET)}].flags.capacity") is False

@@ -40,6 +40,25 @@ def test_a_wrong_prediction_is_graded_wrong_from_the_keyboard(site_page, server)
     expect(box.locator('output[name="verdict"]')).to_have_text(predicted(None)["outputs"]["verdict"]["text"])
 
 
+def test_forgetting_ttft_is_named_with_the_answer_and_its_derivation(site_page, server):
+    box = open_ready(site_page, server.url(LESSON), "q6")
+    assert json.loads(box.locator("script.widget-data").text_content())["state"]["question"] == "e2e-latency"
+    answer = box.locator(".predict-answer")
+    expect(answer).to_be_hidden()
+    box.locator('input[name="guess"]').fill("12.5")  # TPOT x 500 alone: the TTFT left out
+    box.locator("button.commit").click()
+    named = cpython_view("predict", {"question": "e2e-latency", "guess": 12.5})
+    verdict = box.locator('output[name="verdict"]')
+    expect(verdict).to_have_text(named["outputs"]["verdict"]["text"])
+    expect(verdict).to_contain_text("漏了 TTFT")
+    expect(box.locator('[data-flag="mistake"]')).not_to_have_attribute("hidden", "")
+    expect(answer).to_be_visible()
+    expect(box.locator('output[name="expected"]')).to_have_text(named["outputs"]["expected"]["text"])
+    expect(box.locator('output[name="error"]')).to_have_text(named["outputs"]["error"]["text"])
+    expect(box.locator('[data-derivation="expected"]')).to_have_text(named["derivations"]["expected"])
+    assert site_page.evaluate("window.inferlab.views.q6")["flags"]["mistake"] is True
+
+
 def test_every_numeric_question_grades_its_own_answer(site_page, server):
     open_ready(site_page, server.url(LESSON), "q2")
     boxes = site_page.locator('[data-widget="predict"]')
@@ -61,7 +80,7 @@ def test_a_shared_link_restores_a_prediction(site_page, server):
 
 def test_checkpoint_answers_reveal_after_trying(site_page, server):
     site_page.goto(server.url(LESSON))
-    answers = site_page.locator("#checkpoints ~ details.dig")
+    answers = site_page.locator("#quiz ~ details.dig")
     assert answers.count() >= 9
     first = answers.first
     first.locator("summary").click()

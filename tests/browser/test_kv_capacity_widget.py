@@ -58,14 +58,48 @@ def test_fp8_kv_halves_the_cache(site_page, server):
     assert browser_view(site_page, ID) == cpython_view("kv-capacity", {"kv_dtype": "fp8"})
 
 
-@pytest.mark.parametrize("state", [
-    {"model": "qwen3.8-27b", "hardware": "h100-sxm", "tokens": 4096, "batch": 59},
-    {"model": "custom", "layers": 80, "kv_heads": 8, "head_dim": 128, "weights_gb": 140, "tokens": 8192},
+@pytest.mark.parametrize("state, flag", [
+    ({"model": "qwen3.8-27b", "hardware": "h100-sxm", "tokens": 4096, "batch": 59}, "overflow"),
+    ({"model": "custom", "layers": 80, "kv_heads": 8, "head_dim": 128, "weights_gb": 140, "tokens": 8192}, "capacity"),
+    ({"model": "qwen3.8-27b", "hardware": "h100-sxm", "tokens": 4096, "batch": 40, "memory_fraction": 0.9}, "overflow"),
 ])
-def test_link_restores_a_scenario(site_page, server, state):
+def test_link_restores_a_scenario(site_page, server, state, flag):
     query = "&".join(f"{ID}.{k}={v}" for k, v in state.items())
     widget = open_ready(site_page, server.url(f"{LESSON}?{query}"), ID)
     expected = cpython_view("kv-capacity", state)
     wait_for_output(widget, "memory_left", expected["outputs"]["memory_left"]["value"])
-    expect(widget.locator('[data-flag="overflow"]')).to_be_visible()
+    for name in ("overflow", "capacity"):
+        if name == flag:
+            expect(widget.locator(f'[data-flag="{name}"]')).to_be_visible()
+        else:
+            expect(widget.locator(f'[data-flag="{name}"]')).to_be_hidden()
     assert browser_view(site_page, ID) == expected
+
+
+def test_memory_fraction_shrinks_what_fits_and_shows_the_reserved_share(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), ID)
+    bar = widget.locator('[data-svg="memory"]')
+    expect(bar.locator('rect[data-kind="reserved"]')).to_have_count(0)
+    wait_for_output(widget, "max_batch", 61)
+    widget.locator('input[name="memory_fraction"]').fill("0.9")
+    wait_for_output(widget, "max_batch", 54)  # floor((72 GB - 13.48 GB) / 1.074 GB)
+    expect(widget.locator('output[name="usable_memory"]').first).to_have_text("72.00 GB")
+    expect(bar.locator('rect[data-kind="reserved"]')).to_have_count(1)
+    expect(bar).to_contain_text("A100 可用 72 GB（共 80 GB）")
+    expect(bar).to_contain_text("预留（引擎不用）")
+    assert browser_view(site_page, ID) == cpython_view("kv-capacity", {"memory_fraction": 0.9})
+    site_page.wait_for_function("() => location.search.includes('kv-capacity.memory_fraction=0.9')")
+
+
+def test_weights_that_do_not_fit_raise_the_capacity_flag(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), ID)
+    flag = widget.locator('[data-flag="capacity"]')
+    expect(flag).to_be_hidden()
+    widget.locator('input[name="weights_gb"]').fill("100")
+    expect(widget.locator('select[name="model"]')).to_have_value("custom")
+    wait_for_output(widget, "gpus_needed", 2)
+    expect(flag).to_be_visible()
+    expect(widget.locator('[data-flag="overflow"]')).to_be_hidden()  # a smaller batch would not help
+    expect(flag.locator('output[name="weights_total"]')).to_have_text("100.0 GB")
+    expect(flag.locator('output[name="gpus_needed"]')).to_have_text("2")
+    assert browser_view(site_page, ID) == cpython_view("kv-capacity", {"model": "custom", "weights_gb": 100})

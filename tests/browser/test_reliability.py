@@ -1,6 +1,7 @@
 """A student never sees a broken page: no Python, a failing widget, hostile links, strict CSP."""
 
 import io
+import json
 import re
 import zipfile
 from pathlib import Path
@@ -8,12 +9,18 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from builder.templates import js_number
 from sim import widgets
 from tests.browser.conftest import READY_TIMEOUT_MS, browser_view, cpython_view, open_ready
 
 
 def pages(built_site: Path) -> list[str]:
     return sorted(str(p.relative_to(built_site).parent).replace(".", "") + "/" for p in built_site.rglob("index.html"))
+
+
+def lesson_state(page, widget_id: str) -> dict:
+    """The state the lesson set for a widget, from its JSON island (the page reads it without Python)."""
+    return json.loads(page.locator(f"#{widget_id} script.widget-data").text_content())["state"]
 
 
 def widget_ids(page) -> list[tuple[str, str]]:
@@ -55,7 +62,7 @@ def test_without_python_the_page_reads_and_offers_a_retry(page, server, watch):
         expect(section.locator(".retry")).to_be_visible()
         assert section.locator("output").count() == 0 or section.locator("output").first.inner_text() != ""
     expect(page.locator('#roofline output[name="decode_ms"]').first).to_have_text(
-        widgets.render("roofline", {"context": 4096, "lang": "zh"})["outputs"]["decode_ms"]["text"])
+        widgets.render("roofline", lesson_state(page, "roofline"))["outputs"]["decode_ms"]["text"])
     assert watch.page_errors == []
     blocked["on"] = False
     page.locator("#roofline .retry").click()
@@ -90,7 +97,7 @@ def test_a_widget_whose_render_fails_leaves_the_others_working(site_page, server
     roof.locator('input[name="T"]').fill("2048")
     expect(roof.locator(".widget-status")).to_be_hidden()
     expect(roof.locator('output[name="prefill_ms"]').first).to_have_attribute(
-        "data-value", str(widgets.render("roofline", {"T": 2048, "context": 4096, "lang": "zh"})["outputs"]["prefill_ms"]["value"]))
+        "data-value", str(js_number(widgets.render("roofline", {**lesson_state(site_page, "roofline"), "T": 2048})["outputs"]["prefill_ms"]["value"])))
 
 
 HOSTILE = ["abc", "-5", "1e309", "NaN", "99999999999999999999999", "<img src=x onerror=alert(1)>",
@@ -135,6 +142,6 @@ def test_without_javascript_the_page_reads_and_says_why_nothing_moves(browser, s
     expect(roof.locator(".widget-noscript")).to_be_visible()
     expect(roof.locator(".widget-status")).to_be_hidden()  # no "starting Python…" that never ends
     expect(roof.locator('output[name="decode_ms"]').first).to_have_text(
-        cpython_view("roofline", {"context": 4096})["outputs"]["decode_ms"]["text"])
+        cpython_view("roofline", lesson_state(page, "roofline"))["outputs"]["decode_ms"]["text"])
     assert page.locator("math").count() > 10 and page.locator("ol.evolution > li").count() == 11
     context.close()

@@ -106,3 +106,20 @@ def test_link_restores_a_cell_and_equals_cpython(site_page, server):
     site_page.wait_for_function(f"() => window.inferlab.views[{json.dumps(WIDGET)}] !== undefined")
     assert site_page.evaluate(f"window.inferlab.views[{json.dumps(WIDGET)}]") == cpython_view(WIDGET, state)
     expect_readouts(widget, state)
+
+
+def test_capacity_flag_is_drawn_with_the_kits_markup_and_off_for_the_presets(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), WIDGET)
+    flag = widget.locator('p.flag.flag-warning[data-flag="capacity"]')
+    expect(flag).to_have_count(1)
+    expect(flag).to_be_hidden()
+    for name in ("weights_total", "usable_memory", "gpus_needed"):
+        expect(flag.locator(f'output[name="{name}"]')).to_have_count(1)
+    expect(flag.locator('output[name="weights_total"]')).to_have_text("55.56 GB")  # the anchor's whole checkpoint
+    widget.locator('select[name="hardware"]').select_option("a100-sxm-80gb")
+    widget.locator('select[name="model"]').select_option("qwen3-32b")
+    state = {"step": "prefill", "hardware": "a100-sxm-80gb", "model": "qwen3-32b"}  # the lesson shows prefill
+    expect_readouts(widget, state)
+    expect(flag.locator('output[name="weights_total"]')).to_have_text(
+        cpython_view(WIDGET, state)["outputs"]["weights_total"]["text"])
+    expect(flag).to_be_hidden()

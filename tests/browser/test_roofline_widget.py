@@ -60,10 +60,14 @@ def test_slider_moves_update_readouts_and_plot(site_page, server):
     # A typed value places the thumb on the last stop not above it.
     widget.locator('input[name="T"]').fill("3000")
     expect(slider).to_have_value(str(max(i for i, v in enumerate(stops) if v <= 3000)))
-    assert expected(site_page, T=32768)["outputs"]["prefill_bound"]["text"] == "算力受限"
+    # T = 32,768: the matmuls and attention are compute-bound, writing the recurrent state is not.
+    widget.locator('input[name="T"]').fill("32768")
+    note = widget.locator('output[name="prefill_bound"]')
+    expect(note).to_have_text(expected(site_page, T=32768)["outputs"]["prefill_bound"]["text"])
+    expect(note).to_have_text("权重矩阵乘与注意力算力受限，其余带宽受限")
 
 
-def test_batch_moves_the_weights_only_point_right_while_the_real_point_stalls(site_page, server):
+def test_batch_moves_the_weight_matmuls_point_right_while_the_real_point_stalls(site_page, server):
     widget = open_ready(site_page, server.url(LESSON))
     widget.locator('input[name="context"]').fill("4096")
     plot = show_figures(widget).locator('[data-figure="roofline"]')
@@ -73,9 +77,10 @@ def test_batch_moves_the_weights_only_point_right_while_the_real_point_stalls(si
         wait_for_output(widget, "decode_intensity", expected(site_page, B=b, context=4096)["outputs"]["decode_intensity"]["value"])
         xs.append(plot.evaluate("el => [el.data[3].x[0], el.data[4].x[0], el.data[5].x[0]]"))
     (real1, weights1, attention1), _, (real256, weights256, attention256) = xs
-    assert weights256 > 200 * weights1  # weights are shared: intensity grows with B
+    assert weights1 == 1 and weights256 == 256  # the weight matmuls: B x 2N FLOPs over 2N bytes of BF16 weights
     assert real256 < 100 and real256 / real1 < 100  # KV and state are not: the real point stalls below ~93
-    assert attention1 == attention256 == pytest.approx(6)  # decode attention: the GQA group size
+    # Decode attention: the GQA group size, 6, times 4,096 cached rows read over 4,097 moved.
+    assert attention1 == attention256 == pytest.approx(6 * 4096 / 4097, rel=1e-5)
     # The byte bars show the split: KV and state grow with B, weights stay.
     kinds = widget.locator('[data-svg="bytes"] rect[data-kind]')
     assert kinds.count() >= 6
@@ -87,15 +92,69 @@ def test_typing_numbers_updates_readouts_flag_and_url(site_page, server):
     widget.locator('input[name="B"]').fill("58")
     wait_for_output(widget, "tokens_per_s", 2303.87)
     wait_for_output(widget, "max_batch", 58)
+    expect(widget.locator('[data-flag="overflow"]')).to_be_hidden()
     expect(widget.locator('[data-flag="capacity"]')).to_be_hidden()
     assert widget.locator("#roofline-B-slider").input_value() != "0"  # the slider followed the number
     widget.locator('input[name="B"]').fill("59")
-    flag = widget.locator('[data-flag="capacity"]')
+    flag = widget.locator('[data-flag="overflow"]')
     expect(flag).to_be_visible()
     expect(flag.locator('output[name="max_batch"]')).to_have_text("58")
     site_page.wait_for_function("() => location.search.includes('roofline.B=59')")
     query = parse_qs(urlparse(site_page.url).query)
     assert query["roofline.B"] == ["59"]
+
+
+def test_ops_diagram_colours_each_operation_by_its_bound(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON))
+    widget.locator('input[name="context"]').fill("4096")
+    segments = widget.locator('[data-svg="ops"] rect[data-op]')
+
+    def decode_fills() -> list[str]:
+        # Segments in order: prefill's operations, then decode's (each step starts with its matmuls).
+        fills = segments.evaluate_all("els => els.map(e => [e.dataset.op, e.getAttribute('fill')])")
+        start = [i for i, (op, _) in enumerate(fills) if op == "matmuls"][1]
+        return [fill for _, fill in fills[start:]]
+
+    widget.locator('input[name="B"]').fill("512")
+    wait_for_output(widget, "decode_ms", 113.709)
+    assert browser_view(site_page, "roofline")["outputs"]["decode_overlapped_ms"]["value"] == 102.489
+    fills = decode_fills()
+    assert len(fills) == 3 and fills[0] != fills[1] == fills[2]  # matmuls compute-bound, the rest memory-bound
+    expect(widget.locator('output[name="decode_bound"]')).to_have_text("权重矩阵乘算力受限，其余带宽受限")
+    ops = widget.locator('[data-svg="ops"] svg')
+    expect(ops).to_have_attribute("aria-label", expected(site_page, B=512, context=4096)["svg"]["ops"].split(
+        'aria-label="')[1].split('"')[0])
+    expect(widget.locator('[data-svg="ops"] [data-marker="overlapped"]')).to_have_count(2)
+    widget.locator('input[name="B"]').fill("1")
+    wait_for_output(widget, "decode_ms", expected(site_page, B=1, context=4096)["outputs"]["decode_ms"]["value"])
+    assert len(set(decode_fills())) == 1
+    expect(widget.locator('output[name="decode_bound"]')).to_have_text("带宽受限")
+
+
+def test_critical_batch_follows_the_gpu(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON))
+    readout = widget.locator('output[name="critical_batch"]')
+    expect(readout).to_have_text("296")
+    widget.locator('select[name="hardware"]').select_option("h200-sxm")
+    expect(readout).to_have_text("207")
+    assert expected(site_page, hardware="h200-sxm")["outputs"]["critical_batch"]["value"] == 207
+
+
+def test_memory_fraction_and_capacity_flag(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON))
+    widget.locator('input[name="context"]').fill("4096")
+    wait_for_output(widget, "max_batch", 58)
+    widget.locator('input[name="memory_fraction"]').fill("0.9")
+    wait_for_output(widget, "max_batch", 39)
+    expect(widget.locator('input[name="memory_fraction"]')).to_have_value("0.9")
+    site_page.wait_for_function("() => location.search.includes('roofline.memory_fraction=0.9')")
+    # Half of an A100's 80 GB cannot hold the 55.56 GB checkpoint: the shared capacity flag says how many GPUs.
+    widget.locator('select[name="hardware"]').select_option("a100-sxm-80gb")
+    widget.locator('input[name="memory_fraction"]').fill("0.5")
+    flag = widget.locator('[data-flag="capacity"]')
+    expect(flag).to_be_visible()
+    expect(flag.locator('output[name="gpus_needed"]')).to_have_text("2")
+    expect(widget.locator('[data-flag="overflow"]')).to_be_hidden()
 
 
 def test_derivations_show_the_formula_with_numbers(site_page, server):
@@ -155,6 +214,7 @@ def test_bad_link_values_fall_back_to_valid_state(site_page, server):
     {"T": 2048, "B": 58, "context": 4096},
     {"T": 1, "B": 1024, "context": 131072, "hardware": "b200", "model": "llama-2-7b", "state_dtype": "bf16"},
     {"T": 300, "B": 7, "context": 1, "hardware": "a100-sxm-80gb", "model": "qwen3-32b"},
+    {"B": 512, "context": 4096, "memory_fraction": 0.9, "compute_efficiency": 0.6, "bandwidth_efficiency": 0.8},
 ])
 def test_browser_view_equals_cpython_render(site_page, server, state):
     query = "&".join(f"roofline.{k}={v}" for k, v in state.items())

@@ -59,7 +59,7 @@ def test_widget_is_pre_rendered_by_the_simulator(demo_site):
     shown = re.findall(r'<output(?: class="[^"]*")? name="([^"]+)" data-value="([^"]*)">([^<]*)</output>', page)
     assert {"prefill_ms", "decode_ms", "tokens_per_s", "memory_gb", "max_batch", "prefill_bound"} <= {n for n, _, _ in shown}
     for name, value, text in shown:
-        assert (value, text) == (str(view["outputs"][name]["value"]), view["outputs"][name]["text"]), name
+        assert (value, text) == (str(js_number(view["outputs"][name]["value"])), view["outputs"][name]["text"]), name
     assert '<input type="number" id="roofline-T" name="T" min="1" max="32768" step="1" value="2048"' in page
     island = page.split('<script type="application/json" class="widget-data">')[1].split("</script>")[0]
     assert json.loads(island) == {"widget": "roofline", "state": view["state"], "view": view}

@@ -18,10 +18,12 @@ def render(state: dict) -> dict:
 
 
 def table_rows(view: dict) -> dict[str, list[str]]:
-    """Row header -> cell texts of the computed table."""
+    """Row header -> cell texts of the computed table (B, total, per request, step, memory, bound)."""
     row = r'<tr(?: class="[^"]*")? data-batch="\d+"><th scope="row">(.*?)</th>(.*?)</tr>'
     rows = re.findall(row, view["svg"]["table"])
-    return {re.sub(r"<[^>]*>", "", head): re.findall(r"<td[^>]*>([^<]*)</td>", cells) for head, cells in rows}
+    def text(markup: str) -> str:
+        return re.sub(r"<[^>]*>", "", markup)
+    return {text(head): [text(cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", cells)] for head, cells in rows}
 
 
 def row_classes(view: dict) -> dict[int, str]:
@@ -39,7 +41,19 @@ def test_default_is_32_requests_of_4096_tokens_on_an_h100():
     assert view["outputs"]["per_request_tokens_per_s"]["text"] == "48.2 tok/s"
     assert view["outputs"]["weights_share"]["text"] == "73.7%"
     assert view["outputs"]["bound"] == {"value": 0, "text": "带宽受限"}
-    assert view["flags"] == {"over_capacity": False}
+    assert view["flags"] == {"capacity": False, "over_capacity": False}
+
+
+def test_step_time_is_the_sum_over_operations_with_the_overlapped_bound_beside():
+    # matmuls 51,247,879,168 B / 3.35 TB/s = 15.298 ms; attention 32 x 4,097 x 65,536 B / 3.35 TB/s = 2.565 ms;
+    # state 32 x 2 x 150,994,944 B / 3.35 TB/s = 2.885 ms: all memory-bound, so the sum equals the aggregate.
+    view = render({})
+    assert view["derivations"]["step_ms"] == (
+        "矩阵乘 max(1.640 TFLOP ÷ 989.5 TFLOP/s, 51.25 GB ÷ 3.35 TB/s) "
+        "+ 注意力 max(51.54 GFLOP ÷ 989.5 TFLOP/s, 8.592 GB ÷ 3.35 TB/s) + 递归状态 9.664 GB ÷ 3.35 TB/s "
+        "= 15.30 ms + 2.56 ms + 2.88 ms = 20.75 ms（若各算子完全重叠：max(1.71 ms, 20.75 ms) = 20.75 ms）")
+    assert view["derivations"]["bound"].endswith("算力受限的时间 0 ms ÷ 20.75 ms = 0% → 带宽受限")
+    assert "矩阵乘强度 32.0 FLOP/B ≤ 拐点 295 FLOP/B → 带宽受限（15.30 ms）" in view["derivations"]["bound"]
 
 
 def test_58_requests_fit_and_59_do_not():
@@ -56,10 +70,11 @@ def test_table_replaces_the_illustrative_one_with_computed_figures():
     rows = table_rows(render({}))
     assert list(rows) == ["1", "8", "32", "58（上限）", "64", "128", "256"]
     # B = 1: 1 / 15.468 ms = 64.6 tok/s; B = 256: 256 / 58.89 ms = 4,347 tok/s, 17.0 each
-    assert rows["1"] == ["64.6", "64.6", "15.47 ms", "放得下"]
+    assert rows["1"] == ["64.6", "64.6", "15.47 ms", "放得下", "带宽受限"]
     assert rows["58（上限）"][:2] == ["2,304", "39.7"]
-    assert rows["256"] == ["4,347", "17.0", "58.89 ms", "放不下"]
-    assert rows["64"][-1] == "放不下"
+    # B = 256 < 296: on an H100 even the weight matmuls are still memory-bound
+    assert rows["256"] == ["4,347", "17.0", "58.89 ms", "放不下", "带宽受限"]
+    assert rows["64"][3] == "放不下"
 
 
 def test_figure_marks_the_memory_limit_and_cuts_the_curves_there():
@@ -76,22 +91,117 @@ def test_figure_marks_the_memory_limit_and_cuts_the_curves_there():
     assert current["y"][0] == pytest.approx(1542.37, abs=0.01)
 
 
-def test_compute_bound_region_appears_when_reached():
-    # Llama-2-7B on an A100 with 1 cached token turns compute-bound at B = 155 (see test_batching).
-    view = render({"hardware": "a100-sxm-80gb", "model": "llama-2-7b", "context": 1, "B": 200})
-    assert view["outputs"]["bound"] == {"value": 1, "text": "算力受限"}
-    assert any(a["text"].startswith("算力受限") for a in view["figures"]["throughput"]["layout"]["annotations"])
-    assert not any(a["text"].startswith("算力受限") for a in render({})["figures"]["throughput"]["layout"]["annotations"])
+LLAMA_A100 = {"hardware": "a100-sxm-80gb", "model": "llama-2-7b", "context": 16}
+
+
+def annotations(view: dict) -> list[str]:
+    return [a["text"] for a in view["figures"]["throughput"]["layout"]["annotations"]]
+
+
+def bands(view: dict) -> dict[str, float]:
+    """Fill colour -> left edge (paper x) of each shaded band."""
+    return {s["fillcolor"]: s["x0"] for s in view["figures"]["throughput"]["layout"]["shapes"] if s["type"] == "rect"}
+
+
+COMPUTE_BAND = "rgba(124,58,237,0.08)"
+
+
+def test_band_marks_where_the_weight_matmuls_turn_compute_bound():
+    # A100 ridge 312 / 2.039 = 153.02 FLOP/B; Llama-2-7B's matmuls do B x 13.21 GFLOP on 13.21 GB of BF16
+    # weights, intensity B: compute-bound from B = 154, whatever the context.
+    view = render({**LLAMA_A100, "B": 154})
+    assert view["outputs"]["critical_batch"] == {"value": 154, "text": "154"}
+    assert view["outputs"]["critical_where"]["text"] == "图中紫色区域从这里开始"
+    assert view["derivations"]["critical_batch"] == (
+        "权重矩阵乘强度 = B × 13.21 GFLOP ÷ 13.21 GB = B × 1.00 FLOP/B > 拐点 153.0 FLOP/B → B ≥ 154")
+    assert bands(view)[COMPUTE_BAND] == batch_throughput._paper_x(154)
+    assert "权重矩阵乘算力受限<br>B ≥ 154 →" in annotations(view)
+    # matmuls max(154 x 13,214,154,752 / 312e12, 13,214,154,752 / 2.039e12) = max(6.5224, 6.4807) ms
+    # + attention 154 x 17 x 524,288 B / 2.039e12 = 0.6732 ms = 7.1955 ms, most of it compute-bound;
+    # the aggregate max(6.5265, 7.1539) ms = 7.1539 ms would have called the step memory-bound.
+    assert view["outputs"]["step_ms"] == {"value": 7.19554, "text": "7.20 ms"}
+    assert view["outputs"]["bound"] == {"value": 1, "text": "矩阵乘算力受限，其余带宽受限"}
+    assert view["derivations"]["step_ms"].endswith(
+        "= 6.52 ms + 0.673 ms = 7.20 ms（若各算子完全重叠：max(6.53 ms, 7.15 ms) = 7.15 ms）")
+    assert view["derivations"]["bound"].endswith(
+        "算力受限的时间 6.52 ms ÷ 7.20 ms = 90.6% → 矩阵乘算力受限，其余带宽受限")
+    # At B = 153 the matmuls take 6.4800 ms of compute beside 6.4807 ms of reads: still memory-bound.
+    assert render({**LLAMA_A100, "B": 153})["outputs"]["bound"] == {"value": 0, "text": "带宽受限"}
+    rows = table_rows(view)
+    assert list(rows) == ["1", "8", "32", "64", "128", "154（临界）", "256"]
+    assert rows["128"][4] == "带宽受限"
+    assert rows["154（临界）"][2:] == ["7.20 ms", "放得下", "矩阵乘算力受限，其余带宽受限"]
+    assert rows["256"][4] == "矩阵乘算力受限，其余带宽受限"
+    # In the table the mixed bound's two clauses go on two lines.
+    assert "<td>矩阵乘算力受限，<br>其余带宽受限</td>" in view["svg"]["table"]
+
+
+def test_band_shows_on_an_h200_at_207():
+    # H200 ridge 989.5 / 4.8 = 206.15 FLOP/B -> 207
+    view = render({"hardware": "h200-sxm"})
+    assert view["outputs"]["critical_batch"]["value"] == 207
+    assert bands(view)[COMPUTE_BAND] == batch_throughput._paper_x(207)
+
+
+def test_on_an_h100_the_critical_batch_is_beyond_the_plot_and_memory():
+    # H100 ridge 989.5 / 3.35 = 295.37 FLOP/B -> 296 > 256 plotted; 58 requests fit at 4,096 tokens
+    view = render({})
+    assert view["outputs"]["critical_batch"] == {"value": 296, "text": "296"}
+    assert view["outputs"]["critical_where"] == {"value": 0, "text": "超出图的范围（B ≤ 256）；而显存只放得下 58 个请求"}
+    assert COMPUTE_BAND not in bands(view)
+    assert "权重矩阵乘算力受限：B ≥ 296 →" in annotations(view)
+    assert view["derivations"]["critical_batch"].endswith("拐点 295.4 FLOP/B → B ≥ 296")
+    assert all("临界" not in head for head in table_rows(view))
+
+
+def test_efficiencies_move_the_ridge_and_the_step():
+    # Half the compute: ridge 494.75 / 3.35 = 147.69 FLOP/B -> 148, inside the plot.
+    half_compute = render({"compute_efficiency": 0.5, "B": 200, "lang": "en"})
+    assert half_compute["outputs"]["critical_batch"]["value"] == 148
+    assert COMPUTE_BAND in bands(half_compute)
+    assert half_compute["outputs"]["bound"]["text"] == "matmuls compute-bound, the rest memory-bound"
+    # Half the bandwidth: (51,247,879,168 + 32 x 570,490,880) B / 1.675 TB/s = 41.4947 ms, twice the default.
+    half_bandwidth = render({"bandwidth_efficiency": 0.5})
+    assert half_bandwidth["outputs"]["step_ms"] == {"value": 41.4947, "text": "41.49 ms"}
+    assert half_bandwidth["outputs"]["max_batch"]["value"] == 58
+    assert "1.675 TB/s" in half_bandwidth["derivations"]["step_ms"]
+
+
+def test_memory_fraction_lowers_the_limit():
+    # (0.9 x 80e9 - 55,562,855,904) B / 419,430,400 B per request = 39.2 -> 39 (vLLM's default share)
+    view = render({**ANCHOR_4096, "memory_fraction": 0.9, "B": 39})
+    assert view["outputs"]["max_batch"] == {"value": 39, "text": "39"}
+    assert view["derivations"]["max_batch"] == "⌊(0.9 × 80.00 GB − 55.56 GB) ÷ 419.4 MB⌋ = 39"
+    assert not view["flags"]["over_capacity"]
+    assert "39（上限）" in table_rows(view)
+    assert render({**ANCHOR_4096, "memory_fraction": 0.9, "B": 40})["flags"]["over_capacity"]
+    assert render({**ANCHOR_4096, "memory_fraction": 0.9})["outputs"]["total_tokens_per_s"]["text"] == "2,304 tok/s"
+
+
+def test_capacity_flag_when_the_weights_alone_do_not_fit():
+    # 0.69 x 80 GB = 55.2 GB < 55.56 GB of checkpoint; 0.70 x 80 GB = 56 GB holds it and one request
+    # ((56e9 - 55,562,855,904) / 419,430,400 = 1.04).
+    short = render({"memory_fraction": 0.69})
+    assert short["flags"] == {"capacity": True, "over_capacity": False}
+    assert short["outputs"]["max_batch"]["value"] == 0
+    assert short["outputs"]["gpus_needed"] == {"value": 2, "text": "2"}
+    assert short["outputs"]["usable_memory"]["text"] == "55.20 GB"
+    assert short["outputs"]["weights_total"]["text"] == "55.56 GB"
+    assert short["outputs"]["critical_where"]["text"] == "超出图的范围（B ≤ 256）"
+    enough = render({"memory_fraction": 0.7, "B": 1})
+    assert enough["flags"] == {"capacity": False, "over_capacity": False}
+    assert enough["outputs"]["max_batch"]["value"] == 1
+    assert render({"memory_fraction": 0.5, "hardware": "a100-sxm-80gb"})["outputs"]["gpus_needed"]["value"] == 2
 
 
 def test_no_request_fits_at_all():
     # Llama-2-7B at 131,072 tokens: 131,072 x 524,288 B = 68.7 GB of KV per request, beside 13.5 GB of weights.
     view = render({"model": "llama-2-7b", "context": 131072, "B": 1})
     assert view["outputs"]["max_batch"]["value"] == 0
-    assert view["flags"]["over_capacity"]
+    assert view["flags"] == {"capacity": False, "over_capacity": True}  # the weights fit, one request's KV does not
     layout = view["figures"]["throughput"]["layout"]
     assert layout["shapes"][0]["x0"] == 0
-    assert all(row[-1] == "放不下" for row in table_rows(view).values())
+    assert all(row[3] == "放不下" for row in table_rows(view).values())
 
 
 def test_no_limit_inside_the_plot_when_everything_fits():
@@ -118,7 +228,7 @@ def test_english_labels():
     assert "does not fit" in view["svg"]["table"]
     rows = table_rows(view)
     assert list(rows) == ["1", "8", "32", "58 (limit)", "64", "128", "256"]
-    assert rows["1"][-1] == "fits"
+    assert rows["1"][3:] == ["fits", "memory-bound"]
     assert "Figures at a few batch sizes (H100 · Qwen3.8-27B · 4,096 tokens of context)" in view["svg"]["table"]
     annotations = [a["text"] for a in view["figures"]["throughput"]["layout"]["annotations"]]
     assert "Does not fit in memory<br>limit B = 58" in annotations
@@ -131,8 +241,9 @@ CHINESE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 
 @pytest.mark.parametrize("state", [
     {},
-    {"hardware": "a100-sxm-80gb", "model": "llama-2-7b", "context": 1, "B": 200},
+    {"hardware": "a100-sxm-80gb", "model": "llama-2-7b", "context": 16, "B": 200},
     {"model": "llama-2-7b", "context": 131072, "B": 1},
+    {"memory_fraction": 0.6, "compute_efficiency": 0.4, "B": 256},
 ])
 def test_both_languages_render_and_english_has_no_chinese(state):
     zh = render({**state, "lang": "zh"})

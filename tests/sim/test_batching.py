@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from sim import batching, presets
+from sim import batching, presets, roofline
 
 ANCHOR = presets.model("qwen3.8-27b")
 LLAMA = presets.model("llama-2-7b")
@@ -64,29 +64,32 @@ def test_more_requests_raise_total_and_lower_each_requests_speed():
     assert each == sorted(each, reverse=True)
 
 
-def test_llama_on_a100_turns_compute_bound_at_154_requests():
+def test_llama_weight_matmuls_on_a100_turn_compute_bound_at_154_requests():
     # Llama-2-7B: 32 layers of SwiGLU (3 x 4096 x 11008) and attention (4 x 4096^2), plus the LM head.
     n = 32 * (3 * 4096 * 11008 + 4 * 4096**2) + 32_000 * 4096
-    flops, weights = 2 * n, 2 * n  # context 0: no attention FLOPs; BF16 weights
-    kv_row = 32 * 2 * 32 * 128 * 2  # the one KV row each request writes
-    # B * flops / peak > (weights + B * kv_row) / bandwidth
-    crossover = (weights / 2.039e12) / (flops / 312e12 - kv_row / 2.039e12)
-    assert math.floor(crossover) + 1 == 154
-    assert batching.first_compute_bound_batch(LLAMA, A100, context=0) == 154
-    assert batching.batch_point(LLAMA, A100, batch=153, context=0).step.bound == "memory"
-    assert batching.batch_point(LLAMA, A100, batch=154, context=0).step.bound == "compute"
+    flops, weights = 2 * n, 2 * n  # per request; BF16 weights
+    # B * flops / peak > weights / bandwidth: B > ridge = 312 / 2.039 = 153.02
+    assert math.floor((weights / 2.039e12) / (flops / 312e12)) + 1 == 154
+    assert roofline.critical_batch(LLAMA, A100) == 154
+    assert batching.batch_point(LLAMA, A100, batch=153, context=0).step.op("matmuls").bound == "memory"
+    at = batching.batch_point(LLAMA, A100, batch=154, context=0).step
+    assert at.op("matmuls").bound == "compute" and at.op("attention").bound == "memory"
+    assert at.bound == "compute"  # at context 0 the matmuls are nearly all of the step
 
 
-def test_anchor_at_4096_tokens_is_never_compute_bound():
-    # Each extra request adds more memory time than compute time: 570,490,880 B / 3.35 TB/s = 170 us
-    # against (2 x 25,623,939,584 + 16 x 24 x 256 x 4 x 4,096) FLOP / 989.5 TFLOP/s = 53 us.
+def test_anchor_at_4096_tokens_turns_mixed_but_mostly_memory_bound():
+    # The weight matmuls turn compute-bound past the ridge (295.4 on H100); each request's attention and
+    # state add 570,490,880 B / 3.35 TB/s = 170 us of memory time, so they stay memory-bound at any B.
+    assert roofline.critical_batch(ANCHOR, H100) == 296
     f = 2 * 25_623_939_584 + 16 * 24 * 256 * 4 * 4096
     assert f / 989.5e12 < (4097 * KV_BYTES_PER_TOKEN + 2 * STATE_BYTES) / H100_BYTES_PER_S
-    assert batching.first_compute_bound_batch(ANCHOR, H100, context=4096) is None
+    step = batching.batch_point(ANCHOR, H100, batch=512, context=4096).step
+    assert [op.bound for op in step.ops] == ["compute", "memory", "memory"] and step.mixed
+    assert step.bound == "memory"  # the memory-bound operations take most of the step
 
 
 def test_bad_arguments_name_the_parameter():
     with pytest.raises(ValueError, match="^batch must"):
         batching.batch_point(ANCHOR, H100, batch=0, context=4096)
     with pytest.raises(ValueError, match="^context must"):
-        batching.first_compute_bound_batch(ANCHOR, H100, context=-1)
+        batching.batch_point(ANCHOR, H100, batch=1, context=-1)

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim import presets, widgets
+from sim.kit import Flag
 from sim.widgets import estimate_stepper
 from sim.widgets.estimate_stepper import describe_ratio
 from tests.sim.test_widgets import check_view
@@ -123,7 +124,7 @@ def test_exactly_one_panel_flag_is_on():
     for step in ("naive", "fails", "improved"):
         flags = widgets.render("estimate-stepper", {"step": step})["flags"]
         assert flags == {"step_naive": step == "naive", "step_fails": step == "fails",
-                         "step_improved": step == "improved"}
+                         "step_improved": step == "improved", "capacity": False}
     assert widgets.render("estimate-stepper", {"step": "x"})["flags"]["step_naive"]
 
 
@@ -133,8 +134,27 @@ def test_derivations_fill_in_the_numbers():
     assert d["naive_tokens_per_s"] == "312 TFLOP/s ÷ (2 × 25,623,939,584 FLOP) = 6,088 tok/s"
     assert d["bytes_vs_h100"] == "2.039 ÷ 3.35 TB/s = 0.609"
     assert d["naive_vs_h100"] == "312 ÷ 989.5 TFLOP/s = 0.315"
-    numeric = {name for name, out in view["outputs"].items() if name != "fails_note"}
+    numeric = {name for name, out in view["outputs"].items() if name != "fails_note"} - set(CAPACITY_OUTPUTS)
     assert numeric <= set(d)
+
+
+CAPACITY_OUTPUTS = ("gpus_needed", "weights_total", "usable_memory")  # the shared flag's words (sim/kit/capacity.py)
+
+
+def test_capacity_flag_is_in_the_view_and_off_for_every_preset():
+    view = widgets.render("estimate-stepper", {})
+    assert view["flags"]["capacity"] is False
+    out = view["outputs"]
+    # The whole checkpoint is held in memory (embedding and MTP head included), not only the matmul weights.
+    assert out["weights_total"] == {"value": 55.5629, "text": "55.56 GB"}  # 55,562,855,904 B
+    assert out["usable_memory"] == {"value": 80, "text": "80.00 GB"}
+    assert out["gpus_needed"] == {"value": 1, "text": "1"}
+    for hw, model in itertools.product(presets.hardware_keys(), presets.model_keys()):
+        assert not widgets.render("estimate-stepper", {"hardware": hw, "model": model})["flags"]["capacity"]
+
+
+def test_capacity_flag_is_in_the_layout():
+    assert Flag("capacity") in estimate_stepper.WIDGET.layout
 
 
 def test_every_step_on_every_gpu_is_a_valid_view():

@@ -29,7 +29,7 @@ def test_llama_2_7b_2048_tokens_batch_32_is_the_reference_34_gb():
     check_view(view)
     assert view["state"] == {"model": "llama-2-7b", "layers": 32, "kv_heads": 32, "head_dim": 128, "weights_gb": 13,
                              "kv_dtype": "bf16", "tokens": 2048, "batch": 32, "hardware": "a100-sxm-80gb",
-                             "lang": "zh"}
+                             "memory_fraction": 1, "lang": "zh"}
     v = values(view)
     assert v["kv_per_token"] == 524_288
     assert v["kv_total"] == pytest.approx(34.359738368, rel=1e-5)
@@ -38,7 +38,9 @@ def test_llama_2_7b_2048_tokens_batch_32_is_the_reference_34_gb():
     assert v["weights"] == pytest.approx(LLAMA_RESIDENT_PARAMS * 2 / 1e9, rel=1e-5)
     assert v["memory_left"] == pytest.approx((80e9 - LLAMA_RESIDENT_PARAMS * 2 - 34_359_738_368) / 1e9, rel=1e-5)
     assert v["max_batch"] == (80_000_000_000 - LLAMA_RESIDENT_PARAMS * 2) // (2048 * 524_288) == 61
-    assert view["flags"] == {"overflow": False}
+    assert view["flags"] == {"capacity": False, "overflow": False}
+    assert v["usable_memory"] == 80 and v["gpus_needed"] == 1
+    assert v["weights_total"] == v["weights"]
 
 
 def test_fp8_kv_halves_the_cache():
@@ -46,6 +48,79 @@ def test_fp8_kv_halves_the_cache():
     assert v["kv_per_token"] == 262_144
     assert v["kv_total"] == pytest.approx(34.359738368 / 2, rel=1e-5)
     assert v["max_batch"] == (80_000_000_000 - LLAMA_RESIDENT_PARAMS * 2) // (2048 * 262_144) == 123
+
+
+LLAMA_WEIGHTS = LLAMA_RESIDENT_PARAMS * 2  # 13,476,831,232 B
+
+
+@pytest.mark.parametrize("kv_dtype, fraction, fits", [
+    # floor((usable - 13,476,831,232) / (2,048 tokens x KV per token)), KV per token 524,288 B (BF16), 262,144 (FP8)
+    ("fp8", 1.0, 123),  # 66,523,168,768 / 536,870,912 = 123.9
+    ("fp8", 0.9, 109),  # 58,523,168,768 / 536,870,912 = 109.0
+    ("bf16", 1.0, 61),  # 66,523,168,768 / 1,073,741,824 = 61.96
+    ("bf16", 0.9, 54),  # 58,523,168,768 / 1,073,741,824 = 54.5
+])
+def test_memory_fraction_keeps_the_engine_share_for_the_cache(kv_dtype, fraction, fits):
+    view = widgets.render("kv-capacity", {"kv_dtype": kv_dtype, "memory_fraction": fraction})
+    v = values(view)
+    usable = fraction * 80e9
+    per_request = 2048 * {"bf16": 524_288, "fp8": 262_144}[kv_dtype]
+    assert v["usable_memory"] == pytest.approx(usable / 1e9, rel=1e-9)
+    assert v["max_batch"] == int((usable - LLAMA_WEIGHTS) // per_request) == fits
+    assert v["memory_left"] == pytest.approx((usable - LLAMA_WEIGHTS - 32 * per_request) / 1e9, rel=1e-5)
+
+
+def test_at_vllms_default_share_the_derivations_name_the_usable_memory():
+    view = widgets.render("kv-capacity", {"memory_fraction": 0.9})
+    assert view["state"]["memory_fraction"] == 0.9
+    d = view["derivations"]
+    assert d["usable_memory"] == "0.9 × 80.00 GB = 72.00 GB"
+    assert d["memory_left"].startswith("72.00 GB − 13.48 GB − 34.36 GB")
+    assert d["max_batch"] == "⌊(72.00 GB − 13.48 GB) ÷ (2,048 × 524,288 B + 0 B)⌋ = 54"
+
+
+def test_at_vllms_default_share_the_anchor_fits_39_requests():
+    state = {"model": "qwen3.8-27b", "hardware": "h100-sxm", "tokens": 4096, "memory_fraction": 0.9}
+    v = values(widgets.render("kv-capacity", {**state, "batch": 39}))
+    # (72e9 - 55,562,855,904) / (4,096 x 65,536 + 150,994,944) = 16,437,144,096 / 419,430,400 = 39.2
+    assert v["max_batch"] == (72_000_000_000 - ANCHOR_RESIDENT_BYTES) // (4096 * 65_536 + ANCHOR_STATE) == 39
+    assert not widgets.render("kv-capacity", {**state, "batch": 39})["flags"]["overflow"]
+    assert widgets.render("kv-capacity", {**state, "batch": 40})["flags"]["overflow"]
+
+
+@pytest.mark.parametrize("sent, kept", [("0.9", 0.9), (0.904, 0.9), (0.1, 0.5), (1.5, 1), ("x", 1)])
+def test_memory_fraction_is_a_share_from_a_half_to_one(sent, kept):
+    assert widgets.render("kv-capacity", {"memory_fraction": sent})["state"]["memory_fraction"] == kept
+
+
+def test_weights_that_do_not_fit_raise_the_capacity_flag_not_the_overflow():
+    view = widgets.render("kv-capacity", {"model": "custom", "weights_gb": 100, "hardware": "a100-sxm-80gb"})
+    check_view(view)
+    assert view["flags"] == {"capacity": True, "overflow": False}  # a smaller batch would not help
+    v = values(view)
+    assert v["gpus_needed"] == 2 and v["weights_total"] == 100 and v["usable_memory"] == 80
+    assert v["max_batch"] == 0
+    assert view["derivations"]["max_batch"] == "80.00 GB − 100.0 GB ≤ 0 → 0"
+
+
+@pytest.mark.parametrize("weights_gb, fraction, capacity, gpus", [
+    (80, 1.0, False, 1),
+    (80, 0.9, True, 2),  # 80 GB > 72 GB usable
+    (72, 0.9, False, 1),
+    (145, 0.9, True, 3),  # 145 / 72 = 2.01
+    (160, 1.0, True, 2),
+])
+def test_capacity_counts_the_usable_memory(weights_gb, fraction, capacity, gpus):
+    view = widgets.render("kv-capacity", {"model": "custom", "weights_gb": weights_gb, "memory_fraction": fraction,
+                                          "batch": 1, "tokens": 1})
+    assert view["flags"]["capacity"] is capacity
+    assert view["outputs"]["gpus_needed"]["value"] == gpus
+
+
+def test_no_preset_raises_the_capacity_flag():
+    for model in ("llama-2-7b", "qwen3.8-27b", "qwen3-32b"):
+        for hardware in ("a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200"):
+            assert not widgets.render("kv-capacity", {"model": model, "hardware": hardware})["flags"]["capacity"]
 
 
 def test_hybrid_anchor_counts_16_kv_layers_and_its_state_apart():
@@ -90,7 +165,8 @@ def test_custom_from_a_link_uses_the_fields_as_given():
     v = values(view)
     assert v["kv_per_token"] == 327_680
     assert v["memory_left"] == pytest.approx((80e9 - 140e9 - 327_680 * 8192 * 4) / 1e9, rel=1e-5)
-    assert v["max_batch"] == 0 and view["flags"]["overflow"]
+    assert v["max_batch"] == 0
+    assert view["flags"] == {"capacity": True, "overflow": False} and v["gpus_needed"] == 2
 
 
 def test_memory_bar_shows_each_share_and_the_overflow():
@@ -99,6 +175,19 @@ def test_memory_bar_shows_each_share_and_the_overflow():
     assert 'fill-opacity="0.25"' not in fits
     over = widgets.render("kv-capacity", {"batch": 100, "lang": "en"})["svg"]["memory"]
     assert "Over by" in over and 'fill-opacity="0.25"' in over
+    assert 'data-kind="reserved"' not in fits + over  # at 1.0 the engine may use it all
+
+
+def test_memory_bar_shows_the_reserved_share_apart():
+    bar = widgets.render("kv-capacity", {"memory_fraction": 0.9, "lang": "en"})["svg"]["memory"]
+    assert 'data-kind="reserved"' in bar and "Reserved (not for the engine) 8.000 GB" in bar
+    assert "A100 usable 72 GB of 80 GB" in bar
+    assert "Free 24.16 GB" in bar  # 72 - 13.48 - 34.36
+    # Past the usable line the overflow is drawn over the reserved share; the legend still names all of it.
+    over = widgets.render("kv-capacity", {"memory_fraction": 0.9, "batch": 60, "lang": "en"})["svg"]["memory"]
+    assert 'fill-opacity="0.25"' in over and "Over by 5.901 GB" in over and "Reserved (not for the engine) 8.000 GB" in over
+    zh = widgets.render("kv-capacity", {"memory_fraction": 0.9})["svg"]["memory"]
+    assert "A100 可用 72 GB（共 80 GB）" in zh and "预留（引擎不用）" in zh
 
 
 @pytest.mark.parametrize("state", [
@@ -106,6 +195,7 @@ def test_memory_bar_shows_each_share_and_the_overflow():
     {"batch": 100},
     {"model": "qwen3.8-27b", "hardware": "h100-sxm", "tokens": 4096, "batch": 59},
     {"model": "custom", "layers": 80, "kv_heads": 8, "head_dim": 128, "weights_gb": 140, "tokens": 8192},
+    {"memory_fraction": 0.9, "batch": 60},
 ])
 def test_both_languages_render_the_same_numbers_and_english_has_no_chinese(state):
     zh = widgets.render("kv-capacity", {**state, "lang": "zh"})
@@ -120,6 +210,7 @@ def test_both_languages_render_the_same_numbers_and_english_has_no_chinese(state
 
 def test_text_blocks_have_the_same_keys():
     assert set(kv_capacity.TEXT["zh"]) == set(kv_capacity.TEXT["en"])
+    assert not CHINESE.search(" ".join(kv_capacity.TEXT["en"].values()))
 
 
 @pytest.mark.parametrize("state", [

@@ -74,9 +74,10 @@ def test_every_scenario_fits_the_controls():
 
 def test_completion_spends_a_larger_share_on_ttft_than_chat():
     completion = render({"scenario": "completion", "changed": "scenario"})["outputs"]
-    # 100 ms + 15 ms x 30 = 0.55 s, of which TTFT is 18.2%
-    assert completion["e2e_s"]["text"] == "550 ms"
-    assert completion["ttft_share"]["value"] == pytest.approx(100 / 550 * 100, abs=1e-4)
+    # Continue's 150 ms, Tabby's 64 tokens, 5 ms each: 150 ms + 5 ms x 64 = 0.47 s (within Continue's 500 ms),
+    # of which TTFT is 31.9%, against 1.57% for chat
+    assert completion["e2e_s"]["text"] == "470 ms"
+    assert completion["ttft_share"]["value"] == pytest.approx(150 / 470 * 100, abs=1e-4)
 
 
 def test_timeline_segments_are_proportional():
@@ -86,7 +87,7 @@ def test_timeline_segments_are_proportional():
     assert widths == {"ttft": "10.1", "tpot": "629.9"}
     assert "<line" not in svg
     short = render({"scenario": "completion", "changed": "scenario"})["svg"]["timeline"]
-    assert short.count("<line") == 29  # boundaries between 30 tokens
+    assert short.count("<line") == 63  # boundaries between 64 tokens
 
 
 def test_timeline_text_uses_the_kit_classes():

@@ -1,6 +1,7 @@
 """The phase-table widget: a 10-token question and a 500-token answer, phase by phase."""
 
 import re
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -16,6 +17,13 @@ KV_ROW = 16 * 2 * 4 * 256 * 2
 STATE = 48 * 48 * 128 * 128 * 4
 PREFILL_S = (WEIGHTS + 10 * KV_ROW + STATE) / 3.35e12  # memory-bound: 10 tokens are far below the ridge
 DECODE_S = (500 * WEIGHTS + KV_ROW * sum(range(11, 511)) + 500 * 2 * STATE) / 3.35e12
+ATTENTION_FLOPS_PER_PAIR = 16 * 24 * 256 * 4  # 16 full-attention layers x 24 query heads x 256 dims x (QK + PV)
+# A 2,048-token prompt, operation by operation: the matmuls (intensity 2,048 > 295) and the causal attention
+# are compute-bound, the state write memory-bound; the step is their sum.
+MATMULS_2048_S = 2 * 25_623_939_584 * 2048 / 989.5e12  # 106.0694 ms
+ATTENTION_2048_S = ATTENTION_FLOPS_PER_PAIR * (2048 * 2049 // 2) / 989.5e12  # 0.8338 ms
+STATE_WRITE_S = STATE / 3.35e12  # 0.0451 ms
+PREFILL_2048_S = MATMULS_2048_S + ATTENTION_2048_S + STATE_WRITE_S  # 106.948 ms
 
 
 def values(view: dict) -> dict:
@@ -38,6 +46,8 @@ def test_default_request_phase_by_phase():
     assert view["outputs"]["decode_total_ms"]["text"] == "7.70 s"
     assert view["outputs"]["tpot_ms"]["text"] == "TPOT = 15.39 ms"
     assert view["outputs"]["prefill_share"]["text"] == "0.199%"  # not the reference's illustrative 10%
+    assert view["outputs"]["ttft_ms"]["text"] == "TTFT = 15.34 ms"
+    assert view["flags"] == {"capacity": False}
 
 
 def test_decode_total_equals_500_single_steps():
@@ -57,12 +67,72 @@ def test_intensity_is_about_the_token_count_for_prefill_and_one_for_decode():
 
 def test_short_prompt_prefill_is_memory_bound_long_one_compute_bound():
     short = widgets.render("phase-table", {})
-    assert short["outputs"]["prefill_bound"] == {"value": 0, "text": "带宽瓶颈"}
-    assert short["outputs"]["decode_bound"] == {"value": 0, "text": "带宽瓶颈"}
+    assert short["outputs"]["prefill_bound"] == {"value": 0, "text": "带宽受限"}
+    assert short["outputs"]["decode_bound"] == {"value": 0, "text": "带宽受限"}
+    assert short["outputs"]["prefill_ops"]["text"] == "矩阵乘、注意力和递归状态都带宽受限"
+    assert short["outputs"]["decode_ops"]["text"] == "矩阵乘、注意力和递归状态都带宽受限"
     long = widgets.render("phase-table", {"prompt_tokens": 2048, "lang": "en"})
-    assert long["outputs"]["prefill_bound"] == {"value": 1, "text": "compute-bound"}
+    assert long["outputs"]["prefill_bound"] == {"value": 1, "text": "mostly compute-bound (mixed)"}
+    assert long["outputs"]["prefill_ops"] == {
+        "value": 1, "text": "matmuls and attention compute-bound, recurrent state memory-bound"}
     assert long["outputs"]["decode_bound"] == {"value": 0, "text": "memory-bound"}
-    assert long["outputs"]["prefill_ms"]["value"] == pytest.approx(106.9, abs=0.05)
+    assert long["outputs"]["decode_ops"]["text"] == "matmuls, attention and recurrent state: all memory-bound"
+
+
+def test_long_prompt_prefill_is_the_sum_of_its_operations():
+    view = widgets.render("phase-table", {"prompt_tokens": 2048})
+    v = values(view)
+    assert v["prefill_ms"] == pytest.approx(PREFILL_2048_S * 1e3, rel=1e-5)
+    assert view["outputs"]["prefill_ms"]["text"] == "106.95 ms"  # 106.903 ms as one aggregate max
+    assert view["outputs"]["ttft_ms"]["text"] == "TTFT = 106.95 ms"
+    assert view["derivations"]["prefill_ms"] == (
+        "矩阵乘 max(105.0 TFLOP ÷ 989.5 TFLOP/s, 51.25 GB ÷ 3.35 TB/s) "
+        "+ 注意力 max(825.0 GFLOP ÷ 989.5 TFLOP/s, 134.2 MB ÷ 3.35 TB/s) + 递归状态 151.0 MB ÷ 3.35 TB/s "
+        "= 106.07 ms + 0.834 ms + 0.0451 ms = 106.95 ms（若各算子完全重叠：max(106.90 ms, 15.38 ms) = 106.90 ms）")
+    compute_share = (MATMULS_2048_S + ATTENTION_2048_S) / PREFILL_2048_S  # 99.958%
+    assert f"{compute_share * 100:.2f}" == "99.96"
+    assert view["derivations"]["prefill_bound"] == (
+        "矩阵乘 106.07 ms（算力受限） + 注意力 0.834 ms（算力受限） + 递归状态 0.0451 ms（带宽受限）；"
+        "算力受限的时间 106.90 ms ÷ 106.95 ms = 99.96% → 算力受限为主（混合）")
+    assert view["outputs"]["prefill_bound"]["text"] == "算力受限为主（混合）"
+    assert view["outputs"]["prefill_mfu"]["text"] == "99.96%"  # not rounded up to 100%
+    # Batch-1 decode stays memory-bound throughout, so the answer's per-token time is the old sum of bytes.
+    decode_s = (500 * WEIGHTS + KV_ROW * sum(range(2049, 2549)) + 500 * 2 * STATE) / 3.35e12
+    assert v["decode_total_ms"] == pytest.approx(decode_s * 1e3, rel=1e-5)
+    assert view["derivations"]["decode_bound"].endswith("算力受限的时间 0 ms ÷ 7.72 s = 0% → 带宽受限")
+
+
+def test_efficiencies_slow_the_bound_they_limit():
+    # Half the bandwidth: the all-memory-bound default request takes twice as long, 2 x 15.3431 ms TTFT.
+    slow_memory = values(widgets.render("phase-table", {"bandwidth_efficiency": 0.5}))
+    assert slow_memory["ttft_ms"] == pytest.approx(2 * PREFILL_S * 1e3, rel=1e-5)
+    assert slow_memory["tpot_ms"] == pytest.approx(2 * DECODE_S / 500 * 1e3, rel=1e-5)
+    assert slow_memory["ridge"] == pytest.approx(989.5 / 1.675, rel=1e-5)
+    # Half the compute: the 2,048-token prefill's compute-bound ops take twice as long, the state write not;
+    # utilisation is against the datasheet's 989.5 TFLOP/s, so it falls to about half.
+    view = widgets.render("phase-table", {"compute_efficiency": 0.5, "prompt_tokens": 2048})
+    slow_compute = 2 * (MATMULS_2048_S + ATTENTION_2048_S) + STATE_WRITE_S  # 213.851 ms
+    assert values(view)["prefill_ms"] == pytest.approx(slow_compute * 1e3, rel=1e-5)
+    flops = 2 * 25_623_939_584 * 2048 + ATTENTION_FLOPS_PER_PAIR * (2048 * 2049 // 2)
+    assert values(view)["prefill_mfu"] == pytest.approx(100 * flops / slow_compute / 989.5e12, rel=1e-5)
+    assert view["outputs"]["prefill_mfu"]["text"] == "50.0%"  # 49.99%, to three digits
+    assert values(view)["decode_ms_per_token"] == pytest.approx(
+        values(widgets.render("phase-table", {"prompt_tokens": 2048}))["decode_ms_per_token"], rel=1e-9)
+    assert "494.75 TFLOP/s" in view["derivations"]["prefill_ms"]
+    assert view["derivations"]["prefill_mfu"].endswith("÷ 989.5 TFLOP/s = 50.0%")
+
+
+def test_capacity_flag_when_the_weights_alone_do_not_fit(monkeypatch):
+    # Every preset model fits on every preset GPU, so shrink the H100 to 40 GB: 55.56 GB of checkpoint needs two.
+    real = presets.hardware
+    monkeypatch.setattr(presets, "hardware", lambda key: replace(real(key), memory_bytes=40e9))
+    view = widgets.render("phase-table", {})
+    check_view(view)
+    assert view["flags"] == {"capacity": True}
+    assert view["outputs"]["gpus_needed"] == {"value": 2, "text": "2"}
+    assert view["outputs"]["weights_total"]["text"] == "55.56 GB"
+    assert view["outputs"]["usable_memory"]["text"] == "40.00 GB"
+    assert not widgets.render("phase-table", {"model": "llama-2-7b"})["flags"]["capacity"]
 
 
 def test_shapes_name_the_model_dimensions():

@@ -1,22 +1,54 @@
 import re
+from collections import Counter
 
 import pytest
 
-from sim import widgets
-from sim.questions import QUESTIONS
+from sim import presets, roofline, widgets
+from sim.questions import QUESTIONS, TEXT
 from tests.sim.test_widgets import check_view
 
 # Hand-computed from config numbers: Llama-2-7B matmul weights = (32 layers x (4 x 4096^2 + 3 x 4096 x 11008)
-# + 32,000 x 4096 LM head) x 2 bytes = 13,214,154,752 B; A100 2.039 TB/s, 312 TFLOPS; H100 3.35 TB/s.
+# + 32,000 x 4096 LM head) = 6,607,077,376 params x 2 bytes = 13,214,154,752 B; its KV = 2 x 32 layers x 32 heads
+# x 128 x 2 B = 524,288 B/token and its attention 32 layers x 32 heads x 128 x 2 x 2 = 524,288 FLOP per cached
+# token. A100 2.039 TB/s, 312 TFLOPS; H100 3.35 TB/s, 989.5 TFLOPS. Qwen3.8-27B: 25,623,939,584 matmul params
+# (51,247,879,168 B), KV 16 layers x 2 x 4 heads x 256 x 2 B = 65,536 B/token, state 48 layers x 48 heads x 128
+# x 128 x 4 B = 150,994,944 B, read and written back each step.
+LLAMA_PARAMS, LLAMA_KV, LLAMA_ATTN = 6_607_077_376, 524_288, 524_288
+ANCHOR_PARAMS = 25_623_939_584
+ANCHOR_STEP_BYTES = 2 * ANCHOR_PARAMS + 2 * 150_994_944 + (4 + 1) * 65_536  # batch 1, context 4
+INTENSITY = (2 * LLAMA_PARAMS + LLAMA_ATTN) / (2 * LLAMA_PARAMS + 2 * LLAMA_KV)  # batch 1, context 1: about 1
+MFU_FLOPS = 2 * LLAMA_PARAMS + 512 * LLAMA_ATTN
+MFU_BYTES = 2 * LLAMA_PARAMS + (512 + 1) * LLAMA_KV
+MFU = 2.039e12 * MFU_FLOPS / MFU_BYTES / 312e12 * 100  # memory-bound: attained = bandwidth x intensity
+KV_GB = 2 * 32 * 32 * 128 * 2 * 2048 * 32 / 1e9
+
 EXPECTED = {
     "ceiling-7b-a100": 2.039e12 / 13_214_154_752,
     "h100-vs-a100-decode": 3.35 / 2.039,
-    "kv-7b-2048-32": 2 * 32 * 32 * 128 * 2 * 2048 * 32 / 1e9,
+    "kv-7b-2048-32": KV_GB,
     "e2e-latency": 0.2 + 0.025 * 500,
     "tpot-share": 12.5 / 12.7 * 100,
-    "ridge-gap-a100": 312 / 2.039,  # over an intensity of ~1
-    "decode-intensity": 1.0,
+    "ridge-gap-a100": 312 / 2.039 / INTENSITY,
+    "decode-intensity": INTENSITY,
+    "decode-mfu-7b-a100": MFU,  # about 0.65%
+    "decode-speed-anchor-h100": 3.35e12 / ANCHOR_STEP_BYTES,  # about 65 tok/s
 }
+
+# Every question's common mistakes, with their values by hand.
+MISTAKES = {
+    "decode-intensity": {"per_parameter": (2 * LLAMA_PARAMS + LLAMA_ATTN) / LLAMA_PARAMS,  # "about 2"
+                         "no_multiply_add": INTENSITY / 2},
+    "ridge-gap-a100": {"per_parameter": 312 / 2.039 / (2 * INTENSITY)},  # the source's "78x"
+    "ceiling-7b-a100": {"per_parameter": 2.039e12 / LLAMA_PARAMS, "compute": 312e12 / (2 * LLAMA_PARAMS)},
+    "h100-vs-a100-decode": {"compute": 989.5 / 312},
+    "kv-7b-2048-32": {"no_k_and_v": KV_GB / 2, "fp32": KV_GB * 2, "gib": 32.0},
+    "e2e-latency": {"no_ttft": 12.5},
+    "tpot-share": {"no_ttft": 100.0, "ttft_share": 0.2 / 12.7 * 100},
+    "decode-mfu-7b-a100": {"per_parameter": 2 * MFU, "full": 100.0},
+    "decode-speed-anchor-h100": {"compute": 989.5e12 / (2 * ANCHOR_PARAMS), "per_parameter": 3.35e12 / ANCHOR_PARAMS},
+}
+
+ALL_MISTAKES = [(key, i) for key, q in QUESTIONS.items() for i in range(len(q.mistakes))]
 
 CHINESE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 NUMBER = re.compile(r"\d[\d,.]*\d|\d")
@@ -24,7 +56,30 @@ NUMBER = re.compile(r"\d[\d,.]*\d|\d")
 
 @pytest.mark.parametrize("key, value", EXPECTED.items())
 def test_answers_match_hand_computation(key, value):
-    assert QUESTIONS[key].answer("zh").value == pytest.approx(value, rel=0.01)
+    assert QUESTIONS[key].answer("zh").value == pytest.approx(value, rel=1e-6)
+
+
+def test_every_question_has_a_hand_computed_answer_and_its_mistakes():
+    assert set(EXPECTED) == set(QUESTIONS) == set(MISTAKES)
+    for key, q in QUESTIONS.items():
+        assert [m.key for m in q.mistakes] == list(MISTAKES[key]), key
+
+
+@pytest.mark.parametrize("key, index", ALL_MISTAKES)
+def test_mistake_values_match_hand_computation(key, index):
+    q = QUESTIONS[key]
+    assert q.mistake_values()[index] == pytest.approx(MISTAKES[key][q.mistakes[index].key], rel=1e-6)
+
+
+@pytest.mark.parametrize("key, index", ALL_MISTAKES)
+def test_a_named_mistake_is_never_right_and_its_exact_value_names_it(key, index):
+    q = QUESTIONS[key]
+    answer, wrong = q.answer("zh").value, q.mistake_values()[index]
+    assert abs(wrong - answer) > q.tolerance * abs(answer)
+    for lang in ("zh", "en"):
+        grade = q.grade(wrong, lang)
+        assert not grade.correct and grade.mistake == index
+        assert grade.feedback == q.mistake_text(index, lang)
 
 
 @pytest.mark.parametrize("key", QUESTIONS)
@@ -35,15 +90,74 @@ def test_every_question_is_derived_in_both_languages_with_the_same_answer(key):
     assert NUMBER.findall(zh.derivation) == NUMBER.findall(en.derivation)  # the same numbers, in the same order
 
 
+@pytest.mark.parametrize("key, index", ALL_MISTAKES)
+def test_every_mistake_has_words_in_both_languages_with_its_numbers_filled(key, index):
+    q = QUESTIONS[key]
+    text_key = f"{key}.mistake.{q.mistakes[index].key}"
+    assert text_key in TEXT["zh"] and text_key in TEXT["en"]
+    zh, en = q.mistake_text(index, "zh"), q.mistake_text(index, "en")
+    for sentence in (zh, en):
+        assert "{" not in sentence and "}" not in sentence, sentence
+    assert CHINESE.search(zh) and not CHINESE.search(en), en
+    assert Counter(NUMBER.findall(zh)) == Counter(NUMBER.findall(en))  # the same numbers, in either order
+    answer = q.answer("en").derivation
+    # the sentence gives the right reasoning: it ends on the answer as the derivation writes it
+    assert NUMBER.findall(answer)[-1] in NUMBER.findall(en), (answer, en)
+
+
+def test_words_are_only_derivations_and_mistakes():
+    keys = set(QUESTIONS) | {f"{key}.mistake.{m.key}" for key, q in QUESTIONS.items() for m in q.mistakes}
+    assert set(TEXT["zh"]) == set(TEXT["en"]) == keys
+
+
+@pytest.mark.parametrize("key, guess, mistake", [
+    ("e2e-latency", 12.5, "no_ttft"),  # forgot TTFT
+    ("e2e-latency", 12.675, None),  # 0.2 + 0.025 x 499: the strict N - 1 count is right
+    ("e2e-latency", 12.7, None),
+    ("decode-intensity", 2, "per_parameter"),
+    ("decode-intensity", 0.5, "no_multiply_add"),
+    ("ridge-gap-a100", 78, "per_parameter"),  # the source lesson's figure
+    ("kv-7b-2048-32", 32, "gib"),
+    ("kv-7b-2048-32", 17, "no_k_and_v"),
+    ("tpot-share", 100, "no_ttft"),
+    ("tpot-share", 98.4, None),
+    ("decode-mfu-7b-a100", 0.64, None),
+    ("decode-mfu-7b-a100", 1.3, "per_parameter"),
+    ("decode-speed-anchor-h100", 65.4, None),  # weights only: bandwidth / weight bytes
+    ("decode-speed-anchor-h100", 19_300, "compute"),
+    ("h100-vs-a100-decode", 3.17, "compute"),
+])
+def test_grading_examples(key, guess, mistake):
+    q = QUESTIONS[key]
+    grade = q.grade(guess, "zh")
+    assert grade.correct is (mistake is None)
+    assert (None if grade.mistake is None else q.mistakes[grade.mistake].key) == mistake
+
+
+def test_a_guess_far_from_the_answer_and_every_mistake_is_just_wrong():
+    grade = QUESTIONS["e2e-latency"].grade(20, "en")
+    assert not grade.correct and grade.mistake is None and grade.feedback == ""
+
+
+def test_the_anchor_speed_is_the_step_bytes_over_bandwidth():
+    e = roofline.decode(presets.model("qwen3.8-27b"), presets.hardware("h100-sxm"), batch=1, context=4)
+    assert all(op.bound == "memory" for op in e.ops)  # the derivation says every operation is memory-bound
+    assert e.bytes == ANCHOR_STEP_BYTES
+    assert QUESTIONS["decode-speed-anchor-h100"].answer("en").derivation == (
+        "batch 1 reads 51.55 GB per step (51.25 GB of it weights), every operation memory-bound: "
+        "51.55 GB ÷ 3.35 TB/s = 15.39 ms/token ≈ 65 tok/s")
+
+
 def test_unanswered_view_does_not_give_the_answer_away():
     v = widgets.render("predict", {"question": "ceiling-7b-a100"})
     check_view(v)
-    assert v["flags"] == {"answered": False, "correct": False, "incorrect": False}
+    assert v["flags"] == {"answered": False, "correct": False, "incorrect": False, "mistake": False}
     assert "154" not in str(v)
 
 
 @pytest.mark.parametrize("guess, correct, verdict", [(150, True, "对了"), (143, True, "对了"), (78, False, "偏低"),
-                                                      (300, False, "偏高"), ("154", True, "对了")])
+                                                      (300, False, "参数当成了字节"), (500, False, "偏高"),
+                                                      ("154", True, "对了")])
 def test_grading_with_tolerance(guess, correct, verdict):
     v = widgets.render("predict", {"question": "ceiling-7b-a100", "guess": guess})
     check_view(v)
@@ -53,13 +167,42 @@ def test_grading_with_tolerance(guess, correct, verdict):
     assert "13.21 GB" in v["derivations"]["expected"]
 
 
+@pytest.mark.parametrize("key, guess, lang", [("e2e-latency", 12.5, "zh"), ("kv-7b-2048-32", 32, "en"),
+                                               ("decode-intensity", 2, "zh")])
+def test_a_named_mistake_is_the_verdict(key, guess, lang):
+    q = QUESTIONS[key]
+    v = widgets.render("predict", {"question": key, "guess": guess, "lang": lang})
+    check_view(v)
+    index = q.grade(guess, lang).mistake
+    assert v["flags"] == {"answered": True, "correct": False, "incorrect": True, "mistake": True}
+    assert v["outputs"]["mistake"] == {"value": index, "text": q.mistakes[index].key}
+    assert v["outputs"]["verdict"]["text"] == q.mistake_text(index, lang)
+    assert v["derivations"]["expected"] == q.answer(lang).derivation
+
+
+def test_the_forgotten_ttft_is_named_in_both_languages():
+    zh = widgets.render("predict", {"question": "e2e-latency", "guess": 12.5})
+    en = widgets.render("predict", {"question": "e2e-latency", "guess": 12.5, "lang": "en"})
+    assert zh["outputs"]["verdict"]["text"] == ("12.5 s 只算了 TPOT × 输出长度，漏了 TTFT：第一个 token 出来之前还要等 "
+                                                "0.2 s。0.2 s + 0.025 s × 500 = 12.7 s。")
+    assert en["outputs"]["verdict"]["text"] == ("12.5 s counts only TPOT × output length and forgets TTFT: the first "
+                                                "token takes 0.2 s to arrive. 0.2 s + 0.025 s × 500 = 12.7 s.")
+    assert zh["outputs"]["error"]["text"] == "−1.6%（允许误差 ±1%）"
+    assert en["outputs"]["error"]["text"] == "−1.6% (tolerance ±1%)"
+
+
+def test_a_wrong_guess_that_is_no_named_mistake_has_no_mistake():
+    v = widgets.render("predict", {"question": "ceiling-7b-a100", "guess": 78})
+    assert not v["flags"]["mistake"] and v["outputs"]["mistake"] == {"value": -1, "text": ""}
+
+
 def test_bad_guess_means_unanswered():
     for guess in ("abc", "", None, float("nan"), [1]):
         assert not widgets.render("predict", {"question": "e2e-latency", "guess": guess})["flags"]["answered"]
 
 
 @pytest.mark.parametrize("key", QUESTIONS)
-@pytest.mark.parametrize("guess", [None, 1, 78])
+@pytest.mark.parametrize("guess", [None, 1, 2, 32, 78, 100])
 def test_both_languages_render_and_the_english_view_has_no_chinese(key, guess):
     zh = widgets.render("predict", {"question": key, "guess": guess})
     en = widgets.render("predict", {"question": key, "guess": guess, "lang": "en"})
@@ -73,5 +216,26 @@ def test_both_languages_render_and_the_english_view_has_no_chinese(key, guess):
 def test_english_grading_words():
     v = widgets.render("predict", {"question": "ceiling-7b-a100", "guess": 78, "lang": "en"})
     assert v["outputs"]["verdict"]["text"] == "Too low."
-    assert v["outputs"]["error"]["text"] == "-49% (tolerance ±10%)"
+    assert v["outputs"]["error"]["text"] == "−49% (tolerance ±10%)"
     assert v["derivations"]["expected"] == "bandwidth ÷ weights read per step = 2.039 TB/s ÷ 13.21 GB = 154 tok/s"
+
+
+@pytest.mark.parametrize("key", QUESTIONS)
+def test_the_error_readout_never_shows_minus_zero(key):
+    answer = QUESTIONS[key].answer("zh").value
+    for guess in (answer * (1 - 1e-4), answer, answer * (1 + 1e-4)):
+        text = widgets.render("predict", {"question": key, "guess": guess})["outputs"]["error"]["text"]
+        assert text.startswith("0%（允许误差 ±"), text
+
+
+@pytest.mark.parametrize("key, guess, error, expected", [
+    ("ceiling-7b-a100", 170, "+10%（允许误差 ±10%）", "154 tok/s"),
+    ("kv-7b-2048-32", 40, "+16%（允许误差 ±5%）", "34.4 GB"),
+    ("ridge-gap-a100", 150, "−2%（允许误差 ±10%）", "153×"),
+    ("tpot-share", 98, "−0.4%（允许误差 ±1%）", "98.4%"),
+    ("e2e-latency", 12.675, "−0.2%（允许误差 ±1%）", "12.7 s"),
+])
+def test_readouts_have_no_space_before_percent_or_times(key, guess, error, expected):
+    v = widgets.render("predict", {"question": key, "guess": guess})
+    assert v["outputs"]["error"]["text"] == error
+    assert v["outputs"]["expected"]["text"] == expected

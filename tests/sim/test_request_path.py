@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim import presets, request, widgets
+from sim.kit import Flag
 from sim.widgets import request_path
 from tests.sim.test_widgets import check_view
 
@@ -139,6 +140,21 @@ def test_a_model_without_state_says_so():
     assert "没有递归状态" in note["text"]
     english = widgets.render("request-path", {"step": "read-cache", "model": "llama-2-7b", "lang": "en"})
     assert "state" not in english["outputs"]["step_note"]["text"]
+
+
+def test_capacity_flag_is_in_the_view_and_off_for_every_preset():
+    view = widgets.render("request-path", {})
+    assert view["flags"] == {"capacity": False}
+    out = view["outputs"]
+    assert out["weights_total"] == {"value": 55.5629, "text": "55.56 GB"}  # the whole checkpoint, 55,562,855,904 B
+    assert out["usable_memory"] == {"value": 80, "text": "80.00 GB"}
+    assert out["gpus_needed"] == {"value": 1, "text": "1"}
+    for hw, model in itertools.product(presets.hardware_keys(), presets.model_keys()):
+        assert widgets.render("request-path", {"hardware": hw, "model": model})["flags"] == {"capacity": False}
+
+
+def test_capacity_flag_is_the_layout_the_template_draws():
+    assert request_path.WIDGET.layout == (Flag("capacity"),)
 
 
 def test_unknown_step_falls_back_to_the_default():

@@ -28,7 +28,7 @@ def test_answer_of_500_tokens_sums_by_hand():
     kv_row = 16 * 2 * 4 * 256 * 2
     state = 48 * 48 * 128 * 128 * 4
     assert run.bytes == 500 * 25_623_939_584 * 2 + kv_row * sum(range(11, 511)) + 500 * 2 * state
-    assert run.compute_bound_steps == 0 and run.bound == "memory"
+    assert run.compute_bound_time_s == 0 and run.bound == "memory"
     assert run.time_s == pytest.approx(run.bytes / 3.35e12, rel=1e-15)
     assert run.time_per_token_s * 1e3 == pytest.approx(15.3931, abs=1e-4)
 
@@ -42,14 +42,15 @@ def test_answer_equals_the_sum_of_its_single_steps():
 
 
 def test_run_that_turns_compute_bound_midway_is_split_exactly():
-    # Ridge 4 FLOP/B: Qwen3-32B's batch-1 step intensity climbs from ~1 toward its GQA group size 8
-    # as the context grows, crossing 4 near 183k cached tokens.
-    gpu = toy_gpu(40e12, 10e12)
-    steps = step_by_step(QWEN32, gpu, 180_000, 8_000)
-    run = serving.decode_run(QWEN32, gpu, prompt_tokens=180_000, output_tokens=8_000)
-    compute_steps = sum(e.bound == "compute" for e in steps)
-    assert 0 < compute_steps < 8_000
-    assert run.compute_bound_steps == compute_steps
+    # Ridge 7.99 FLOP/B: Qwen3-32B's attention does 8 L FLOP per (L + 1) KV rows' worth of bytes (its GQA
+    # group is 8), so its intensity 8 L / (L + 1) climbs past the ridge once L > 799; the matmuls stay at 1.
+    gpu = toy_gpu(7.99e12, 1e12)
+    steps = step_by_step(QWEN32, gpu, 0, 2_000)
+    run = serving.decode_run(QWEN32, gpu, prompt_tokens=0, output_tokens=2_000)
+    compute_steps = sum(e.op("attention").bound == "compute" for e in steps)
+    assert compute_steps == 2_000 - 800  # contexts 800..1999
+    assert all(e.op("matmuls").bound == "memory" for e in steps)
+    assert run.compute_bound_time_s == pytest.approx(sum(e.compute_bound_time_s for e in steps), rel=1e-12)
     assert run.time_s == pytest.approx(sum(e.time_s for e in steps), rel=1e-12)
 
 
@@ -57,8 +58,8 @@ def test_run_that_is_compute_bound_throughout():
     gpu = toy_gpu(1e12, 10e12)  # ridge 0.1 FLOP/B: every step is compute-bound
     steps = step_by_step(LLAMA, gpu, 0, 37)
     run = serving.decode_run(LLAMA, gpu, prompt_tokens=0, output_tokens=37)
-    assert run.compute_bound_steps == 37 and run.bound == "compute"
-    assert run.time_s == pytest.approx(run.flops / 1e12, rel=1e-15)
+    assert run.compute_bound_time_s == pytest.approx(run.time_s) and run.bound == "compute"
+    assert run.time_s == pytest.approx(sum(e.time_s for e in steps), rel=1e-12)
     assert run.time_s == pytest.approx(sum(e.time_s for e in steps), rel=1e-12)
 
 

@@ -30,15 +30,146 @@ def test_roofline_default_view_matches_the_running_example():
     check_view(view)
     assert view["outputs"]["decode_ms"] == {"value": 15.3881, "text": "15.39 ms"}
     assert view["outputs"]["prefill_ms"]["text"] == "15.34 ms"
-    assert view["flags"] == {"capacity": False}
+    assert view["flags"] == {"capacity": False, "overflow": False}
 
 
-def test_roofline_capacity_flag_turns_on_past_max_batch():
+def test_roofline_overflow_flag_turns_on_past_max_batch():
     at = widgets.render("roofline", {"B": 58, "context": 4096})
     past = widgets.render("roofline", {"B": 59, "context": 4096})
-    assert at["outputs"]["max_batch"]["value"] == 58 and not at["flags"]["capacity"]
-    assert past["flags"]["capacity"]
+    assert at["outputs"]["max_batch"]["value"] == 58 and not at["flags"]["overflow"]
+    assert past["flags"] == {"capacity": False, "overflow": True}
     assert at["outputs"]["tokens_per_s"]["text"] == "2,304 tok/s"
+
+
+# The anchor (Qwen3.8-27B) by hand: 2N = 51,247,879,168 FLOPs per token over 51,247,879,168 B of BF16 weights;
+# per cached token 65,536 B of KV (16 layers x K,V x 4 heads x 256 x 2 B) and 16 x 24 x 256 x 4 = 393,216
+# attention FLOPs; 150,994,944 B of FP32 state per request, read and written back. H100: 989.5 TFLOP/s, 3.35 TB/s.
+TWO_N = W = 51_247_879_168
+KV, ATT, STATE = 65_536, 393_216, 150_994_944
+PI, BETA = 989.5e12, 3.35e12
+
+
+def ops_of(view: dict, step: int) -> list[tuple[str, str, float]]:
+    """(operation, bound, width) of each segment of one step's bar in the ops diagram (0 prefill, 1 decode)."""
+    import xml.etree.ElementTree as ET
+
+    rects = [r for r in ET.fromstring(view["svg"]["ops"]).iter("{http://www.w3.org/2000/svg}rect") if r.get("data-op")]
+    starts = [i for i, r in enumerate(rects) if r.get("data-op") == "matmuls"] + [len(rects)]
+    return [(r.get("data-op"), r.get("data-bound"), float(r.get("width"))) for r in rects[starts[step]:starts[step + 1]]]
+
+
+def test_roofline_decode_at_512_sums_its_operations_and_shows_the_overlapped_bound():
+    view = widgets.render("roofline", {"B": 512, "context": 4096, "lang": "en"})
+    check_view(view)
+    matmuls = max(512 * TWO_N / PI, W / BETA)  # 26.517 ms, compute-bound (15.298 ms of weight reads)
+    attention = max(512 * 4096 * ATT / PI, 512 * 4097 * KV / BETA)  # 41.037 ms, memory-bound
+    state = 512 * 2 * STATE / BETA  # 46.155 ms
+    overlapped = max((512 * TWO_N + 512 * 4096 * ATT) / PI, (W + 512 * 4097 * KV + 512 * 2 * STATE) / BETA)
+    assert (matmuls + attention + state) * 1e3 == pytest.approx(113.709, abs=5e-4)
+    assert overlapped * 1e3 == pytest.approx(102.489, abs=5e-4)
+    out = view["outputs"]
+    assert out["decode_ms"] == {"value": 113.709, "text": "113.71 ms"}
+    assert out["decode_overlapped_ms"] == {"value": 102.489, "text": "102.49 ms"}
+    assert out["step_time"]["value"] == 113.709  # the formula's term panel shows the per-operation time
+    assert out["decode_bound"]["text"] == "weight matmuls compute-bound, the rest memory-bound"
+    decode = ops_of(view, 1)
+    assert [(name, bound) for name, bound, _ in decode] == [
+        ("matmuls", "compute"), ("attention", "memory"), ("state", "memory")]
+    # One time scale: segment widths in proportion to the operations' times.
+    assert decode[2][2] / decode[0][2] == pytest.approx(state / matmuls, rel=1e-3)
+    assert "decode B=512: 113.71 ms = weight matmuls 26.52 ms (compute-bound)" in view["svg"]["ops"]
+    assert "overlapped 102.49 ms" in view["svg"]["ops"]
+    derivation = view["derivations"]["decode_ms"]
+    assert "26.52 ms (compute-bound)" in derivation and "41.04 ms (memory-bound)" in derivation
+    assert "= 113.71 ms" in derivation and derivation.endswith("= 102.49 ms")
+    zh = widgets.render("roofline", {"B": 512, "context": 4096})
+    assert zh["outputs"]["decode_bound"]["text"] == "权重矩阵乘算力受限，其余带宽受限"
+
+
+def test_roofline_small_batches_are_unchanged_every_operation_memory_bound():
+    one = widgets.render("roofline", {"B": 1, "context": 4})
+    assert one["outputs"]["decode_ms"]["value"] == 15.3881
+    assert (W + 5 * KV + 2 * STATE) / BETA * 1e3 == pytest.approx(15.3881, abs=5e-5)
+    assert one["outputs"]["decode_overlapped_ms"]["value"] == 15.3881
+    assert one["outputs"]["decode_bound"]["text"] == "带宽受限"
+    assert {bound for step in (0, 1) for _, bound, _ in ops_of(one, step)} == {"memory"}
+    at_58 = widgets.render("roofline", {"B": 58, "context": 4096})
+    assert at_58["outputs"]["tokens_per_s"]["text"] == "2,304 tok/s"
+    for b in (1, 8, 58, 128):
+        out = widgets.render("roofline", {"B": b, "context": 4096})["outputs"]
+        by_hand = (W + b * 4097 * KV + b * 2 * STATE) / BETA * 1e3
+        assert out["decode_ms"]["value"] == pytest.approx(by_hand, rel=1e-5)
+        assert out["decode_ms"]["value"] == out["decode_overlapped_ms"]["value"]
+        assert out["decode_bound"]["text"] == "带宽受限"
+
+
+def test_roofline_prefill_note_names_its_compute_bound_operations():
+    # T = 2,048: matmuls (intensity 2,048) and causal attention are compute-bound; writing the state is not.
+    out = widgets.render("roofline", {"T": 2048, "lang": "en"})["outputs"]
+    assert out["prefill_bound"]["text"] == "weight matmuls and attention compute-bound, the rest memory-bound"
+    assert out["prefill_intensity"]["text"] == "2,053 FLOP/B"
+    # T = 150: attention (intensity 6 x 151 / 2 = 453) is past the ridge, the matmuls (150) are not.
+    mid = widgets.render("roofline", {"T": 150, "lang": "en"})["outputs"]
+    assert mid["prefill_bound"]["text"] == "attention compute-bound, the rest memory-bound"
+
+
+def test_roofline_critical_batch_is_the_first_batch_past_the_ridge():
+    # Weight matmuls: intensity B x 2N / W = B in BF16, compute-bound once B > pi / beta.
+    for gpu, ridge, want in (("h100-sxm", 989.5 / 3.35, 296), ("h200-sxm", 989.5 / 4.8, 207)):
+        assert int(ridge) + 1 == want
+        view = widgets.render("roofline", {"hardware": gpu, "lang": "en"})
+        assert view["outputs"]["critical_batch"] == {"value": want, "text": str(want)}
+        assert view["derivations"]["critical_batch"].endswith(f"> {ridge:.1f} → B = {want}")
+    below = widgets.render("roofline", {"B": 295, "context": 4096})
+    at = widgets.render("roofline", {"B": 296, "context": 4096})
+    assert [b for _, b, _ in ops_of(below, 1)][0] == "memory" and [b for _, b, _ in ops_of(at, 1)][0] == "compute"
+
+
+def test_roofline_weights_only_point_is_the_weight_matmuls():
+    view = widgets.render("roofline", {"B": 58, "context": 4096, "lang": "en"})
+    out = view["outputs"]
+    assert out["weights_only_intensity"]["value"] == 58  # 58 x 2N FLOPs over W bytes, 2N = W in BF16
+    assert out["attention_intensity"]["value"] == pytest.approx(4096 * ATT / (4097 * KV), rel=1e-5)  # 5.9985
+    points = {trace["name"]: trace["x"][0] for trace in view["figures"]["roofline"]["data"][2:]}
+    assert points["decode · weight matmuls"] == 58
+    assert points["decode · attention"] == pytest.approx(5.9985, abs=1e-4)
+    assert points["prefill"] == pytest.approx(view["outputs"]["prefill_intensity"]["value"], rel=1e-5)
+
+
+def test_roofline_memory_fraction_and_efficiencies():
+    # vLLM's 0.9: (72 GB - 55,562,855,904 B) / (4,096 x 65,536 + 150,994,944 B) = 39.19 requests.
+    assert int((0.9 * 80e9 - 55_562_855_904) // (4096 * KV + STATE)) == 39
+    view = widgets.render("roofline", {"memory_fraction": 0.9, "context": 4096})
+    assert view["outputs"]["max_batch"]["value"] == 39
+    assert view["derivations"]["max_batch"] == "⌊(0.9 × 80.00 GB − 55.56 GB) ÷ 419.4 MB⌋ = 39"
+    assert widgets.render("roofline", {"memory_fraction": 0.9, "context": 4096, "B": 40})["flags"]["overflow"]
+    # Half the bandwidth doubles a memory-bound step; half the compute lowers the ridge, and the critical batch.
+    half = widgets.render("roofline", {"bandwidth_efficiency": 0.5})["outputs"]
+    assert half["decode_ms"]["value"] == pytest.approx(2 * 15.3881, abs=1e-3)
+    slow = widgets.render("roofline", {"compute_efficiency": 0.5})["outputs"]
+    assert slow["critical_batch"]["value"] == int(0.5 * 989.5 / 3.35) + 1 == 148
+    assert slow["peak"]["text"] == "494.75 TFLOP/s（H100）"
+
+
+def test_roofline_capacity_flag_when_the_weights_alone_do_not_fit():
+    for gpu in ("a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200"):
+        for model in ("qwen3.8-27b", "qwen3-32b", "llama-2-7b"):
+            assert not widgets.render("roofline", {"hardware": gpu, "model": model})["flags"]["capacity"]
+    # A100 at half its memory: 40 GB < 55.56 GB of checkpoint, 2 such GPUs to hold it.
+    view = widgets.render("roofline", {"hardware": "a100-sxm-80gb", "memory_fraction": 0.5})
+    assert view["flags"] == {"capacity": True, "overflow": False}
+    assert view["outputs"]["gpus_needed"]["value"] == 2
+    assert view["outputs"]["usable_memory"]["text"] == "40.00 GB"
+    assert view["outputs"]["max_batch"]["value"] == 0
+
+
+def test_roofline_english_view_has_no_chinese():
+    import re
+
+    for state in ({}, {"B": 512, "context": 4096, "T": 2048}, {"hardware": "a100-sxm-80gb", "memory_fraction": 0.5}):
+        view = widgets.render("roofline", {**state, "lang": "en"})
+        text = json.dumps(view, ensure_ascii=False)
+        assert not re.search(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]", text), state
 
 
 @pytest.mark.parametrize("state, expected", [
@@ -93,6 +224,13 @@ def test_roofline_byte_bars_share_one_scale_and_split_by_kind():
     assert widths[(1, "state")] / widths[(1, "weights")] == pytest.approx(58 * 2 * 150_994_944 / 51_247_879_168, rel=1e-3)
     assert widths[(1, "kv")] / widths[(1, "weights")] == pytest.approx(58 * 4097 * 65_536 / 51_247_879_168, rel=1e-3)
     assert "<script" not in view["svg"]["bytes"]
+
+
+def test_roofline_ops_diagram_is_small_and_escaped():
+    view = widgets.render("roofline", {"B": 1024, "context": 131072, "T": 32768})
+    markup = view["svg"]["ops"]
+    assert markup.count("<rect") <= 3 * 2 + 2 + 3 and "<script" not in markup
+    assert all(cls in markup for cls in ('class="svg-label"', 'class="svg-value"', 'class="svg-muted"'))
 
 
 def test_log_slider_stops_cover_the_range_and_place_every_value():
