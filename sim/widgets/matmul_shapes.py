@@ -32,7 +32,9 @@ TEXT = {
         "gemm_heading": "prefill · GEMM（随 T 变）",
         "gemv_heading": "decode · GEMV（与 T 无关）",
         "flops": "浮点运算",
-        "bytes": "读写字节（BF16）",
+        "bytes": "读写字节（BF16，输入 + 权重 + 输出）",
+        "bytes_note": "这里单看一个矩阵乘，字节把输入 X、权重 W_up 和输出 H 都算上；屋顶线模拟器算整步时只数权重、"
+                      "KV 和状态，不数这些激活，所以 T 很大时这里的强度会低于那里。",
         "intensity": "算术强度",
 
         "input": "输入", "weight": "参数（可学习）", "output": "输出",
@@ -66,7 +68,10 @@ TEXT = {
         "gemm_heading": "prefill · GEMM (changes with T)",
         "gemv_heading": "decode · GEMV (independent of T)",
         "flops": "FLOPs",
-        "bytes": "Bytes moved (BF16)",
+        "bytes": "Bytes moved (BF16: input + weight + output)",
+        "bytes_note": "One matmul on its own: its bytes count the input X, the weight W_up and the output H. The "
+                      "roofline simulator, costing a whole step, counts weights, KV and state but not these "
+                      "activations, so at large T the intensity here is below the one there.",
         "intensity": "Arithmetic intensity",
 
         "input": "input", "weight": "parameter (learnable)", "output": "output",

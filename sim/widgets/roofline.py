@@ -20,7 +20,7 @@ TEXT = {
         "prefill_intensity": "prefill 算术强度",
         "decode_ms": "decode 一步耗时",
         "decode_intensity": "decode 算术强度",
-        "weights_only_intensity": "decode 权重矩阵乘的强度（虚线圈）",
+        "weights_only_intensity": "decode 权重矩阵乘的强度（空心圈）",
         "critical_batch": "临界批大小（权重矩阵乘从这里起算力受限）",
         "tokens_per_s": "decode 总吞吐（所有请求）",
         "memory_gb": "显存占用（权重 + B 个请求的 KV 与状态）",
@@ -28,7 +28,7 @@ TEXT = {
         "overflow": "显存放不下：整份权重加上 B 个请求的 KV 与状态超过了这张卡的显存，"
                     "这个上下文长度下最多只能放 {max_batch} 个请求。",
         "roofline": "对数坐标的屋顶线图：横轴算术强度，纵轴可达算力；绿点 prefill，蓝点 decode，"
-                    "虚线圈 decode 的权重矩阵乘，紫色小点 decode 的注意力",
+                    "空心圈 decode 的权重矩阵乘，紫色小点 decode 的注意力",
         "intensity_note": "这里的强度只数权重、KV 与递归状态的字节，不数激活值。",
         "ops_caption": "每一步的各个操作依次执行，各自受算力或带宽限制（同一时间比例尺）",
         "bytes_caption": "每一步读写的字节（同一比例尺）",

@@ -100,3 +100,37 @@ def test_closing_parts_are_all_there(site_page, server):
     assert faq.count() >= 6
     # Text only: no widget, formula or computed number is left unrendered.
     assert "{sim}" not in site_page.content()
+
+
+def test_the_design_section_asks_for_an_estimate_before_revealing_it(site_page, server):
+    from sim.questions import QUESTIONS
+
+    open_ready(site_page, server.url(LESSON), widget="q-speed")
+    # The box comes first in the section: before the estimates' prose and before the stepper shows them.
+    order = site_page.evaluate("""() => {
+        const design = document.getElementById('design');
+        const box = document.getElementById('q-speed');
+        const stepper = document.getElementById('estimate-stepper');
+        const prose = [...document.querySelectorAll('h3')].find(h => h.textContent.includes('估法一'));
+        const after = (a, b) => !!(a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING);
+        return [after(design, box), after(box, prose), after(box, stepper)];
+    }""")
+    assert order == [True, True, True]
+    box = site_page.locator("#q-speed")
+    expect(box.locator('[data-flag="answered"]')).to_be_hidden()  # nothing of the answer shows before a guess
+    question = QUESTIONS["decode-speed-anchor-h100"]
+    # The compute-only estimate is a named mistake: the feedback says what it forgot.
+    naive = question.mistake_values()[0]
+    box.locator('input[name="guess"]').fill(f"{naive:.0f}")
+    box.locator("button.commit").click()
+    expect(box.locator('output[name="verdict"]')).to_have_text(question.grade(round(naive), "zh").feedback)
+    assert box.locator('[data-flag="mistake"]').evaluate("el => el.hidden") is False
+    expect(box.locator('[data-flag="answered"]')).to_be_visible()
+    # A byte-counting estimate is right.
+    box.locator('input[name="guess"]').fill("65")
+    box.locator("button.commit").click()
+    right = cpython_view("predict", {"question": question.key, "guess": 65})
+    assert right["flags"]["correct"]
+    expect(box.locator('output[name="verdict"]')).to_have_text(right["outputs"]["verdict"]["text"])
+    assert box.locator('[data-flag="mistake"]').evaluate("el => el.hidden") is True
+    assert box.locator('[data-flag="correct"]').evaluate("el => el.hidden") is False
