@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 
 from sim import cache, model_size
@@ -112,12 +113,12 @@ class Estimate:
         """The bound if every kernel overlapped with every other: max(sum FLOPs / peak, sum bytes / bandwidth)."""
         return max(self.compute_time_s, self.memory_time_s)
 
-    @property
+    @cached_property  # read many times per view: a widget quotes it in outputs, derivations and figures
     def time_s(self) -> float:
         """The step's lower bound: its operations, one after another, each bounded on its own."""
         return math.fsum(op.time_s for op in self.ops)
 
-    @property
+    @cached_property
     def compute_bound_time_s(self) -> float:
         """The part of time_s spent in compute-bound operations."""
         return math.fsum(op.time_s for op in self.ops if op.bound == "compute")

@@ -24,9 +24,19 @@ def attributes(attrs: dict) -> str:
         if value is None:
             continue
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            value = number(value)
-        parts.append(f' {name}="{html.escape(str(value), quote=True)}"')
+            parts.append(f' {name}="{number(value)}"')  # digits, a dot and a minus: nothing to escape
+        else:
+            parts.append(f' {name}="{_escape(str(value))}"')
     return "".join(parts)
+
+
+_SPECIAL = frozenset('&<>"\'')
+
+
+def _escape(value: str) -> str:
+    """html.escape with quotes, skipped for the common value that holds nothing to escape (this runs for every
+    attribute of every diagram on every slider move)."""
+    return html.escape(value, quote=True) if not _SPECIAL.isdisjoint(value) else value
 
 
 def element(name: str, attrs: dict, *children: str) -> str:

@@ -15,6 +15,7 @@ export class Widget {
     const data = JSON.parse(section.querySelector("script.widget-data").textContent);
     this.name = data.widget;
     this.view = data.view; // the newest view shown: pre-rendered until Python answers
+    this.markup = new Map(Object.entries(data.view.svg)); // each diagram's markup now on the page
     this.initial = data.state;
     this.paramNames = Object.keys(data.state).filter((name) => name !== "lang");
     this.state = { ...data.state };
@@ -103,8 +104,12 @@ export class Widget {
       if (element) element.hidden = !on;
     }
     for (const [id, markup] of Object.entries(view.svg)) {
+      // Re-parsing a diagram costs more than comparing its markup; most moves leave some unchanged.
       const element = this.section.querySelector(`[data-svg="${id}"]`);
-      if (element) element.innerHTML = markup; // produced by sim/ from validated state only
+      if (element && this.markup.get(id) !== markup) {
+        element.innerHTML = markup; // produced by sim/ from validated state only
+        this.markup.set(id, markup);
+      }
     }
     this.statusText.parentElement.hidden = true;
     this.page.viewApplied(this, view);
