@@ -73,6 +73,7 @@ class ParsedLesson:
     widgets: tuple[WidgetUse, ...]
     links: tuple[LinkUse, ...]
     ids: frozenset[str]  # every element id of the body: the targets #fragment links may name
+    sections: frozenset[str]  # ids of its headings and widgets: where a reader can be when switching language
     scripted: bool
 
 
@@ -117,7 +118,7 @@ def parse_lesson(source: SourceLesson, sources: Sources, templates: jinja2.Envir
             problems.append(Problem(source.path, line, message))
     problems += check_ids(source.path, ctx.ids)
     parsed = ParsedLesson(source, html, tuple(ctx.widgets), tuple(ctx.links), frozenset(i for i, _ in ctx.ids),
-                          ctx.scripted)
+                          frozenset(ctx.sections), ctx.scripted)
     return parsed, problems
 
 
@@ -151,24 +152,48 @@ def render_pages(lessons: list[ParsedLesson], sources: Sources, templates: jinja
                  sim_zip: str) -> dict[str, str]:
     """Site path -> HTML of every page: each lesson, and a home page per language that has lessons."""
     course = sources.course
+    versions = {(lesson.source.lang, lesson.source.slug): lesson for lesson in lessons}
+    languages = course.languages()
     pages = {}
 
-    def common(lang: str, page: str) -> dict:
+    def common(lang: str, slug: str | None) -> dict:
+        page = urls.page(lang, slug)
         ui = sources.ui[lang]
         return {"lang": lang, "ui": ui, "root": urls.root(page), "home": urls.link(page, urls.page(lang)),
-                "sim_zip": sim_zip, "page_text": json_island(ui["script"])}
+                "sim_zip": sim_zip, "page_text": json_island(ui["script"]),
+                "alternates": alternates(lang, slug), "switch": switch(lang, slug)}
+
+    def alternates(lang: str, slug: str | None) -> list[dict]:
+        """This page in every language it exists in (itself included), for <link rel="alternate" hreflang>."""
+        page = urls.page(lang, slug)
+        return [{"lang": other, "href": urls.link(page, urls.page(other, slug))} for other in languages
+                if slug is None or (other, slug) in versions]
+
+    def switch(lang: str, slug: str | None) -> list[dict]:
+        """Links to this page in each other language (its home page where the lesson is not written in it), with
+        the sections both versions share, so that the page script can keep the reader's place."""
+        page, links = urls.page(lang, slug), []
+        for other in languages:
+            if other == lang:
+                continue
+            there = slug if slug is None or (other, slug) in versions else None
+            shared = (versions[(lang, slug)].sections & versions[(other, slug)].sections) if there else frozenset()
+            links.append({"lang": other, "href": urls.link(page, urls.page(other, there)),
+                          "name": sources.ui[other]["language"]["name"], "same_page": there == slug,
+                          "sections": " ".join(sorted(shared))})
+        return links
 
     for lesson in lessons:
-        page = urls.page(lesson.source.lang, lesson.source.slug)
-        pages[urls.page_file(lesson.source.lang, lesson.source.slug)] = templates.get_template("lesson.html").render(
-            **common(lesson.source.lang, page), lesson=lesson.source, body=lesson.html, scripted=lesson.scripted,
+        lang, slug = lesson.source.lang, lesson.source.slug
+        pages[urls.page_file(lang, slug)] = templates.get_template("lesson.html").render(
+            **common(lang, slug), lesson=lesson.source, body=lesson.html, scripted=lesson.scripted,
             python=bool(lesson.widgets))
-    for lang in course.languages():
+    for lang in languages:
         page = urls.page(lang)
         listed = [{"href": urls.link(page, urls.page(lang, s.slug)), "title": s.title, "summary": s.summary,
                    "minutes": s.minutes} for s in course.lessons(lang)]
         pages[urls.page_file(lang)] = templates.get_template("index.html").render(
-            **common(lang, page), lessons=listed, upcoming=[title for _, title in course.still_to_come(lang)],
+            **common(lang, None), lessons=listed, upcoming=[title for _, title in course.still_to_come(lang)],
             scripted=False, python=False)
     return pages
 

@@ -148,6 +148,8 @@ def _prepare(token: Token, line: int, ctx: LessonContext) -> None:
         raise LessonError(line, message)
     if token.attrs.get("id"):
         ctx.ids.append((str(token.attrs["id"]), line))
+        if token.type == "heading_open":
+            ctx.sections.append(str(token.attrs["id"]))
     if token.type == "directive":
         token.meta["html"] = ""
         if not token.meta["closed"]:

@@ -1,10 +1,15 @@
 """One request's path through the server, cell by cell, and the two back-of-envelope speeds of a token.
 
-The running example: the prompt 「小明把苹果给了」 is 4 tokens, and the model continues with 「小王」.
+The running example is one request per language (TEXT, read with example(lang)):
+- zh: the prompt 「小明把苹果给了」, 4 tokens as Qwen3.x's tokenizer splits it (reference lesson 000),
+  continued by 「小王」;
+- en: the prompt "Tom gave the apple to", continued by " Mary". Its split into 5 tokens is the usual one
+  for common English words in BPE tokenizers (one token each); it is NOT checked against the anchor's
+  tokenizer, which nobody here can run, so the English lesson says "about five".
 The path: tokenize (CPU) -> prefill (one forward pass over the prompt, which also writes the KV rows and
-the recurrent state, and whose last position yields 「小王」) -> a decode loop, one turn per token: read the
-weights, read the KV cache and state (and write the new row and the updated state), compute the token,
-sample the next one from the logits.
+the recurrent state, and whose last position yields the next token) -> a decode loop, one turn per token:
+read the weights, read the KV cache and state (and write the new row and the updated state), compute the
+token, sample the next one from the logits.
 
 Every cell's figures come from the roofline estimates in sim.roofline, split by what moves: a decode
 step's memory time is exactly its weight-read time plus its cache-traffic time, and its compute runs
@@ -20,16 +25,52 @@ from types import MappingProxyType
 from sim import cache, model_size, roofline
 from sim.presets import Hardware, Model
 
-# The running example, as Qwen3.x's tokenizer splits it (reference lesson 000). Prefill's last position
-# picks NEXT_TOKEN; it is then the input of the first decode turn.
-PROMPT_TOKENS = ("小明", "把", "苹果", "给了")
-NEXT_TOKEN = "小王"
+# The running example in each language: "prompt" is its tokens joined by "|", "next" the token prefill's
+# last position picks (then the input of the first decode turn). Tokens are written as a BPE tokenizer
+# writes them: a word that follows a space carries that space.
+# zh: Qwen3.x's tokenizer's split (reference lesson 000).
+# en: one token per common English word, as BPE tokenizers usually split them; not checked against the
+#     anchor's tokenizer (nobody here can run it), so the lesson calls it "about five" tokens.
+TEXT = {
+    "zh": {"prompt": "小明|把|苹果|给了", "next": "小王"},
+    "en": {"prompt": "Tom| gave| the| apple| to", "next": " Mary"},
+}
 
 # Samplers work on float32 logits (vLLM's V1 Sampler converts them before penalties, temperature and
 # top-k/top-p), so picking a token reads vocab x 4 bytes.
 LOGIT_BYTES = 4
 
 PATH = ("tokenize", "prefill", "write-cache", "read-weights", "read-cache", "compute", "sample")
+
+
+@dataclass(frozen=True)
+class Example:
+    """A language's running example: the prompt's tokens and the token prefill picks after them, each as the
+    tokenizer writes it (leading space included)."""
+
+    tokens: tuple[str, ...]
+    next_token: str
+
+    @property
+    def prompt(self) -> str:
+        """The prompt as the user typed it: its tokens put back together."""
+        return "".join(self.tokens)
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        """The tokens as a reader sees them, without their leading spaces: ("Tom", "gave", ...)."""
+        return tuple(token.strip() for token in self.tokens)
+
+    @property
+    def next_word(self) -> str:
+        """The next token as a reader sees it: "Mary"."""
+        return self.next_token.strip()
+
+
+def example(lang: str) -> Example:
+    """The running example of the page's language (a site language: sim/languages.py)."""
+    words = TEXT[lang]
+    return Example(tokens=tuple(words["prompt"].split("|")), next_token=words["next"])
 
 
 @dataclass(frozen=True)
@@ -54,8 +95,7 @@ def logits_bytes(m: Model) -> int:
     return m.vocab * LOGIT_BYTES
 
 
-def path_stages(m: Model, hw: Hardware, state_dtype: str = "fp32",
-                prompt_tokens: int = len(PROMPT_TOKENS)) -> Mapping[str, Stage]:
+def path_stages(m: Model, hw: Hardware, *, prompt_tokens: int, state_dtype: str = "fp32") -> Mapping[str, Stage]:
     """Each cell of the path (keys in PATH order) for one request whose prompt has `prompt_tokens` tokens.
 
     The decode cells describe the first decode step: `prompt_tokens` tokens cached, batch 1.

@@ -54,4 +54,5 @@ def widget_directive(ctx: LessonContext, args: str, body: str, line: int) -> str
     except (jinja2.TemplateError, DeclarationError) as e:
         raise LessonError(line, f"widget {name}: cannot draw it with these settings: {e}") from None
     ctx.ids.extend((i, line) for i in safety.scan(markup).ids)
+    ctx.sections.append(widget_id)
     return markup

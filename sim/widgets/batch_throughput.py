@@ -75,7 +75,7 @@ TEXT = {
         "bound": "What bounds the step",
         "over_capacity": "Out of memory: the whole checkpoint plus B requests' KV and recurrent state exceed the "
                          "memory this GPU can use. The dotted part of the plot is hypothetical; a batch this large "
-                         "needs a bigger GPU, a shorter context or a quantised KV cache.",
+                         "needs a bigger GPU, a shorter context or a quantized KV cache.",
         "throughput": "Log-log plot of tok/s against batch size B: blue total throughput, orange per-request speed, "
                       "purple band where the weight matmuls are compute-bound, red band where memory runs out",
         "x": "Batch B (log scale)", "y": "tok/s (log scale)", "total": "Total", "per_request": "Per request",

@@ -15,14 +15,17 @@ from sim.kit import Flag, Select, Widget, capacity, choices, output, view
 
 # The page's words, then each cell of the path ("step=CELL" its label, "hint.CELL" the line beneath it,
 # "note.CELL" its note), then the readouts' and derivations' texts and the phrases the notes are built from.
-# The running example, the prompt 「小明把苹果给了」 (sim/request.py), is quoted as it is in every language.
+# The running example is the page language's own (sim/request.py: example(lang)); every count of its tokens and
+# every quote of it is a placeholder: {prompt} the prompt, {pieces} its tokens, {next} the token after it and {t}
+# how many tokens it has. The template fills the hints and cell labels from the view's outputs prompt_tokens and
+# next_token; the example paragraph is the output "example".
 TEXT = {
     "zh": {
         "title": "一次请求在服务端走过的路",
-        "example": "提示「小明把苹果给了」切成 4 个 token（小明 · 把 · 苹果 · 给了）；prefill 之后模型写出「小王」，"
+        "example": "提示「{prompt}」切成 {t} 个 token（{pieces}）；prefill 之后模型写出「{next}」，"
                    "decode 从它开始一个字一个字往下写。",
         "step": "一次请求走过的路（点任一格）",
-        "loop_title": "decode 循环：每个 token 走一圈（第一圈喂进「小王」）",
+        "loop_title": "decode 循环：每个 token 走一圈（第一圈喂进「{next}」）",
         "loop_back": "↺ 挑出的字作为下一圈的输入",
         "decode_ms": "走一圈合计（出 1 个 token）",
         "step_bytes": "这一格读写的显存字节",
@@ -30,11 +33,11 @@ TEXT = {
         "step_ms": "这一格的时间（屋顶线下界）",
 
         "step=tokenize": "分词",
-        "hint.tokenize": "CPU · 文本 → 4 个 id",
+        "hint.tokenize": "CPU · 文本 → {t} 个 id",
         "note.tokenize": "分词在 CPU 上完成：「{prompt}」按词表切成 {t} 个 token（{pieces}），变成 {t} 个整数 id。"
                          "GPU 还没开始干活：不读显存，也不做矩阵乘。",
-        "step=prefill": "prefill：4 个 token 一次前向",
-        "hint.prefill": "权重读一遍，4 个 token 共用",
+        "step=prefill": "prefill：{t} 个 token 一次前向",
+        "hint.prefill": "权重读一遍，{t} 个 token 共用",
         "note.prefill": "{t} 个 token 一起过一遍模型：{weights} 权重读一遍，{t} 个 token 共用，共做 {flops} 运算；"
                         "最后一个位置的输出挑出了「{next}」。读写 {bytes}，屋顶线下界 {ms}，{bound}。",
         "step=write-cache": "写 KV cache 与递归状态",
@@ -46,7 +49,7 @@ TEXT = {
         "note.read-weights": "decode 第一圈把「{next}」喂进去。为了这 1 个 token，{weights} 权重要从显存整个读一遍，"
                              "按 {bw} TB/s 要 {ms}，占了这一圈的绝大部分。",
         "step=read-cache": "读 KV 与状态",
-        "hint.read-cache": "4 行 KV + 递归状态",
+        "hint.read-cache": "{t} 行 KV + 递归状态",
         "note.read-cache": "「{next}」要回看前面 {t} 个 token：读 {t} 行 KV，再写入自己的 1 行{state_part}。"
                            "共 {bytes}，{ms}，远小于读权重。",
         "step=compute": "算 1 个 token",
@@ -87,10 +90,10 @@ TEXT = {
     },
     "en": {
         "title": "One request's path through the server",
-        "example": "The prompt 「小明把苹果给了」 is 4 tokens (小明 · 把 · 苹果 · 给了); prefill yields 「小王」, "
-                   "and decode carries on from it one token at a time.",
+        "example": "The prompt “{prompt}” is taken as {t} tokens ({pieces}; a tokenizer may split it a little "
+                   "differently); prefill yields “{next}”, and decode carries on from it one token at a time.",
         "step": "One request's path (pick a cell)",
-        "loop_title": "Decode loop: one turn per token (the first turn feeds in 「小王」)",
+        "loop_title": "Decode loop: one turn per token (the first turn feeds in “{next}”)",
         "loop_back": "↺ the picked token is the next turn's input",
         "decode_ms": "One turn in all (1 token)",
         "step_bytes": "Memory bytes this cell moves",
@@ -98,13 +101,14 @@ TEXT = {
         "step_ms": "This cell's time (roofline bound)",
 
         "step=tokenize": "Tokenize",
-        "hint.tokenize": "CPU · text → 4 ids",
-        "note.tokenize": "Tokenizing runs on the CPU: 「{prompt}」 is split into {t} tokens ({pieces}), i.e. {t} "
-                         "integer ids. The GPU has not started: no memory read, no matrix multiply.",
-        "step=prefill": "Prefill: 4 tokens in one pass",
-        "hint.prefill": "weights read once, shared by 4 tokens",
+        "hint.tokenize": "CPU · text → {t} ids",
+        "note.tokenize": "Tokenizing runs on the CPU: “{prompt}” becomes {t} tokens ({pieces}; the exact split "
+                         "depends on the tokenizer), i.e. {t} integer ids. The GPU has not started: no memory read, "
+                         "no matrix multiply.",
+        "step=prefill": "Prefill: {t} tokens in one pass",
+        "hint.prefill": "weights read once, shared by {t} tokens",
         "note.prefill": "The {t} tokens go through the model together: the {weights} of weights is read once and "
-                        "shared by all {t}, {flops} in total; the last position's output picks 「{next}」. {bytes} "
+                        "shared by all {t}, {flops} in total; the last position's output picks “{next}”. {bytes} "
                         "moved; roofline bound {ms}, {bound}.",
         "step=write-cache": "Write KV cache and state",
         "hint.write-cache": "each layer's K, V and GDN state",
@@ -112,11 +116,11 @@ TEXT = {
                             "part of prefill's bytes.",
         "step=read-weights": "Read the weights",
         "hint.read-weights": "all the weights, every step",
-        "note.read-weights": "The first decode turn feeds in 「{next}」. For this one token the whole {weights} of "
+        "note.read-weights": "The first decode turn feeds in “{next}”. For this one token the whole {weights} of "
                              "weights is read from memory: {ms} at {bw} TB/s, almost the whole turn.",
         "step=read-cache": "Read KV and state",
-        "hint.read-cache": "4 KV rows + recurrent state",
-        "note.read-cache": "「{next}」 looks back at {t} tokens: {t} KV rows read and its own row written{state_part}. "
+        "hint.read-cache": "{t} KV rows + recurrent state",
+        "note.read-cache": "“{next}” looks back at {t} tokens: {t} KV rows read and its own row written{state_part}. "
                            "{bytes} in all, {ms}: far less than the weights.",
         "step=compute": "Compute 1 token",
         "hint.compute": "one multiply-add per weight",
@@ -126,7 +130,7 @@ TEXT = {
         "step=sample": "Pick the next token",
         "hint.sample": "logits → next token",
         "note.sample": "The last layer scores all {vocab} vocabulary entries (the logits) and the token after "
-                       "「{next}」 is picked (the end of prefill picked 「{next}」 the same way). Reading those scores "
+                       "“{next}” is picked (the end of prefill picked “{next}” the same way). Reading those scores "
                        "is about {bytes}, {ms}: negligible. The picked token feeds the next turn.",
 
         "none": "—", "cpu": "not counted (CPU)", "counted": "in the previous cell",
@@ -134,8 +138,8 @@ TEXT = {
         "no_matmul": "a table lookup, no matrix multiply",
         "cpu_time": "on the CPU, outside the GPU's steps; not counted",
         "write_flops": "K, V and the state were computed in prefill's forward pass; this cell only writes them",
-        "read_flops": "reading only: the step's FLOPs are all in 'Compute 1 token'",
-        "compute_bytes": "the bytes it uses are in 'Read the weights' and 'Read KV and state'",
+        "read_flops": "reading only: the step's FLOPs are all in “Compute 1 token”",
+        "compute_bytes": "the bytes it uses are in “Read the weights” and “Read KV and state”",
         "weights": "{n} matmul parameters × {bpp} bytes = {b} B = {fmt}",
         "weights_part": "{b} B (weights)",
         "kv_rows": "{rows} × {row} B (KV)",
@@ -144,7 +148,7 @@ TEXT = {
         "pre_flops": "2 × {n} × {t} + {attn} × {pairs} (causal attention) = {f} FLOP = {fmt}",
         "dec_flops": "2 × {n} + {attn} × {ctx} (attention over {ctx} cached tokens) = {f} FLOP = {fmt}",
         "logits": "{vocab} logits × {lb} bytes (FP32) = {b} B = {fmt}",
-        "lm_head": "LM head 2 × {vocab} × {hidden} = {f} FLOP, counted in 'Compute 1 token'; picking only "
+        "lm_head": "LM head 2 × {vocab} × {hidden} = {f} FLOP, counted in “Compute 1 token”; picking only "
                    "compares {vocab} numbers, not counted",
         "in_prefill": " (part of prefill's {ms})",
         "off_roofline": " (outside the roofline total)",
@@ -184,6 +188,11 @@ def render(state) -> dict:
         "step_ms": output(stage.time_s * 1e3, cell["ms"]),
         "step_note": output(0, cell["note"]),
         "decode_ms": output(facts.decode.time_s * 1e3, fmt_ms(facts.decode.time_s)),
+        # The running example, for the template: the hints and cell labels count its tokens, the loop quotes
+        # the token after it, and the paragraph above the diagram tells it.
+        "prompt_tokens": output(facts.tokens, fmt_grouped(facts.tokens)),
+        "next_token": output(1, facts.example.next_word),
+        "example": output(0, facts.text["example"].format(**_quoted(facts))),
     }
     derivations = {
         "step_bytes": cell["bytes_how"],
@@ -199,6 +208,7 @@ class _Facts:
     """Everything a cell's text may quote, for one valid state."""
 
     lang: str
+    example: request.Example
     m: presets.Model
     hw: presets.Hardware
     stages: Mapping[str, request.Stage]
@@ -218,10 +228,11 @@ class _Facts:
 
 def _gather_facts(s: dict) -> _Facts:
     hw, m, dtype = choices.gpu(s), presets.model(s["model"]), s["state_dtype"]
-    tokens = len(request.PROMPT_TOKENS)
+    example = request.example(s["lang"])
+    tokens = len(example.tokens)
     return _Facts(
-        lang=s["lang"], m=m, hw=hw,
-        stages=request.path_stages(m, hw, state_dtype=dtype, prompt_tokens=tokens),
+        lang=s["lang"], example=example, m=m, hw=hw,
+        stages=request.path_stages(m, hw, prompt_tokens=tokens, state_dtype=dtype),
         prefill=roofline.prefill(m, hw, tokens=tokens, state_dtype=dtype),
         decode=roofline.decode(m, hw, batch=1, context=tokens, state_dtype=dtype),
         tokens=tokens,
@@ -230,10 +241,16 @@ def _gather_facts(s: dict) -> _Facts:
     )
 
 
+def _quoted(f: _Facts) -> dict:
+    """The running example as the texts quote it: {prompt}, {pieces}, {next} and {t}."""
+    return {"prompt": f.example.prompt, "pieces": " · ".join(f.example.words), "next": f.example.next_word,
+            "t": f.tokens}
+
+
 def _tokenize_text(f: _Facts) -> dict:
     t = f.text
-    note = f.note("tokenize", prompt="".join(request.PROMPT_TOKENS), t=f.tokens,
-                  pieces=" · ".join(request.PROMPT_TOKENS))
+    quoted = _quoted(f)
+    note = f.note("tokenize", prompt=quoted["prompt"], t=f.tokens, pieces=quoted["pieces"])
     return {"bytes": fmt_bytes(0), "bytes_how": t["no_hbm"], "flops": fmt_flops(0), "flops_how": t["no_matmul"],
             "ms": t["cpu"], "ms_how": t["cpu_time"], "note": note}
 
@@ -247,7 +264,7 @@ def _prefill_text(f: _Facts) -> dict:
         n=fmt_grouped(model_size.matmul_params(f.m)), t=f.tokens,
         attn=fmt_grouped(cache.attention_flops_per_cached_token(f.m)), pairs=f.tokens * (f.tokens + 1) // 2,
         f=fmt_grouped(stage.flops), fmt=fmt_flops(stage.flops))
-    note = f.note("prefill", t=f.tokens, next=request.NEXT_TOKEN, weights=fmt_bytes(f.stages["read-weights"].bytes),
+    note = f.note("prefill", t=f.tokens, next=f.example.next_word, weights=fmt_bytes(f.stages["read-weights"].bytes),
                   flops=fmt_flops(stage.flops), bytes=fmt_bytes(stage.bytes), ms=fmt_ms(stage.time_s),
                   bound=t[f"bound.{f.prefill.bound}"])
     return {"bytes": fmt_bytes(stage.bytes), "bytes_how": _sum_of(parts, stage.bytes),
@@ -275,7 +292,7 @@ def _read_weights_text(f: _Facts) -> dict:
     stage, t = f.stages["read-weights"], f.text
     bytes_how = t["weights"].format(n=fmt_grouped(model_size.matmul_params(f.m)), bpp=f.m.weight_bytes_per_param,
                                     b=fmt_grouped(stage.bytes), fmt=fmt_bytes(stage.bytes))
-    note = f.note("read-weights", next=request.NEXT_TOKEN, weights=fmt_bytes(stage.bytes), bw=_tb_per_s(f.hw),
+    note = f.note("read-weights", next=f.example.next_word, weights=fmt_bytes(stage.bytes), bw=_tb_per_s(f.hw),
                   ms=fmt_ms(stage.time_s))
     return {"bytes": fmt_bytes(stage.bytes), "bytes_how": bytes_how, "flops": t["none"], "flops_how": t["read_flops"],
             "ms": fmt_ms(stage.time_s), "ms_how": _bandwidth_time(f, stage), "note": note}
@@ -287,7 +304,7 @@ def _read_cache_text(f: _Facts) -> dict:
     if f.state:
         parts.append(t["state_twice"].format(state=fmt_grouped(f.state)))
     state_part = t["phrase.state_read"].format(state=fmt_bytes(f.state)) if f.state else ""
-    note = f.note("read-cache", next=request.NEXT_TOKEN, t=f.tokens, state_part=state_part,
+    note = f.note("read-cache", next=f.example.next_word, t=f.tokens, state_part=state_part,
                   bytes=fmt_bytes(stage.bytes), ms=fmt_ms(stage.time_s))
     return {"bytes": fmt_bytes(stage.bytes), "bytes_how": _sum_of(parts, stage.bytes),
             "flops": t["none"], "flops_how": t["read_flops"],
@@ -314,7 +331,7 @@ def _sample_text(f: _Facts) -> dict:
                                    fmt=fmt_bytes(stage.bytes))
     flops_how = t["lm_head"].format(vocab=vocab, hidden=fmt_grouped(f.m.hidden),
                                     f=fmt_grouped(2 * model_size.lm_head_params(f.m)))
-    note = f.note("sample", vocab=vocab, next=request.NEXT_TOKEN, bytes=fmt_bytes(stage.bytes),
+    note = f.note("sample", vocab=vocab, next=f.example.next_word, bytes=fmt_bytes(stage.bytes),
                   ms=fmt_ms(stage.time_s))
     return {"bytes": fmt_bytes(stage.bytes), "bytes_how": bytes_how, "flops": t["counted"], "flops_how": flops_how,
             "ms": fmt_ms(stage.time_s), "ms_how": _bandwidth_time(f, stage) + t["off_roofline"], "note": note}

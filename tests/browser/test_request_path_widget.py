@@ -1,10 +1,11 @@
 """The request-path widget in a real Chromium with a real Pyodide: cells are radios laid out as a diagram."""
 
 import json
+import re
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import cpython_view, open_ready
+from tests.browser.conftest import browser_view, cpython_view, open_ready
 
 LESSON = "prefill-decode/"
 WIDGET = "request-path"
@@ -123,3 +124,61 @@ def test_capacity_flag_is_drawn_with_the_kits_markup_and_off_for_the_presets(sit
     expect(flag.locator('output[name="weights_total"]')).to_have_text(
         cpython_view(WIDGET, state)["outputs"]["weights_total"]["text"])
     expect(flag).to_be_hidden()
+
+
+# --- The English page: the same widget with the English running example ------------------------------------------
+
+EN_LESSON = "en/prefill-decode/"
+EN = {"lang": "en"}
+# CJK ideographs, CJK punctuation (「」) and full-width forms (，：（）).
+CHINESE = r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]"
+
+
+def test_english_diagram_counts_and_quotes_the_english_example(site_page, server):
+    site_page.goto(server.url(EN_LESSON))
+    widget = site_page.locator(f"#{WIDGET}")
+    state = json.loads(widget.locator("script.widget-data").text_content())["state"]
+    assert state["lang"] == "en"
+    expect(cell(widget, state["step"])).to_be_checked()
+    expect_shown(widget, cpython_view(WIDGET, state)["outputs"])
+    # The labels and hints count the English prompt's 5 tokens; the loop feeds in "Mary".
+    expect(cell_label(widget, "prefill").locator("b")).to_have_text("Prefill: 5 tokens in one pass")
+    expect(cell_label(widget, "prefill").locator("small")).to_have_text("weights read once, shared by 5 tokens")
+    expect(cell_label(widget, "tokenize")).to_contain_text("CPU · text → 5 ids")
+    expect(cell_label(widget, "read-cache")).to_contain_text("5 KV rows + recurrent state")
+    expect(widget.locator(".rp-loop-title")).to_have_text(
+        "Decode loop: one turn per token (the first turn feeds in “Mary”)")
+    expect(widget.locator(".widget-text-body")).to_contain_text("The prompt “Tom gave the apple to” is taken as 5 tokens")
+    expect(widget).to_have_attribute("data-state", "ready", timeout=60_000)
+    visible = widget.evaluate("w => w.innerText")
+    assert not re.search(CHINESE, visible), visible
+
+
+def test_english_clicking_a_cell_changes_the_readouts_and_equals_cpython(site_page, server):
+    widget = open_ready(site_page, server.url(EN_LESSON), WIDGET)
+    before = widget.locator('output[name="step_note"]').text_content()
+    cell_label(widget, "compute").click()
+    expect(cell(widget, "compute")).to_be_checked()
+    state = {**EN, "step": "compute"}
+    expect_readouts(widget, state)
+    assert widget.locator('output[name="step_note"]').text_content() != before
+    # 2 × 25,623,939,584 + 5 cached tokens × 393,216 FLOPs = 51,249,845,248: the English prompt's 5 tokens.
+    assert widget.locator('output[name="step_flops"]').get_attribute("data-value") == str(51_249_800_000)
+    assert browser_view(site_page, WIDGET) == cpython_view(WIDGET, state)
+    cell_label(widget, "read-cache").click()
+    state = {**EN, "step": "read-cache"}
+    expect_readouts(widget, state)
+    assert widget.locator('output[name="step_bytes"]').get_attribute("data-value") == str(302_383_000)
+    assert browser_view(site_page, WIDGET) == cpython_view(WIDGET, state)
+    assert not re.search(CHINESE, widget.evaluate("w => w.innerText"))
+    site_page.wait_for_function("() => location.search.includes('request-path.step=read-cache')")
+
+
+def test_english_link_restores_a_cell_and_equals_cpython(site_page, server):
+    state = {"step": "prefill", "hardware": "a100-sxm-80gb", "model": "llama-2-7b", "state_dtype": "bf16"}
+    query = "&".join(f"{WIDGET}.{k}={v}" for k, v in state.items())
+    widget = open_ready(site_page, server.url(f"{EN_LESSON}?{query}"), WIDGET)
+    expect(cell(widget, "prefill")).to_be_checked()
+    site_page.wait_for_function(f"() => window.inferlab.views[{json.dumps(WIDGET)}] !== undefined")
+    assert browser_view(site_page, WIDGET) == cpython_view(WIDGET, {**EN, **state})
+    expect_readouts(widget, {**EN, **state})

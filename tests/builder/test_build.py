@@ -186,3 +186,22 @@ def test_the_page_script_reads_its_words_from_the_page(demo_site):
     assert words["terms"]["go"] == "Adjust it" and words["status"]["failed"].startswith("Interactive mode is unavailable")
     for script in (build.ROOT / "site" / "static" / "js").glob("*.js"):
         assert not re.search(r"[\u4e00-\u9fff]", script.read_text(encoding="utf-8")), f"{script.name} holds Chinese text"
+
+
+def test_every_page_links_its_other_languages(demo_site):
+    zh = (demo_site / "demo" / "index.html").read_text(encoding="utf-8")
+    en = (demo_site / "en" / "demo" / "index.html").read_text(encoding="utf-8")
+    # <link rel="alternate" hreflang> for every version, itself included, in both.
+    assert '<link rel="alternate" hreflang="zh" href="./">' in zh and '<link rel="alternate" hreflang="en" href="../en/demo/">' in zh
+    assert '<link rel="alternate" hreflang="zh" href="../../demo/">' in en and '<link rel="alternate" hreflang="en" href="./">' in en
+    # The switch names the other language in that language and lists the sections both versions share.
+    switch = re.search(r'<a href="([^"]*)" hreflang="en" lang="en" data-language-switch data-sections="([^"]*)">English</a>', zh)
+    assert switch and switch[1] == "../en/demo/" and set(switch[2].split()) == {"formula", "roofline"}
+    assert re.search(r'<a href="../../demo/" hreflang="zh" lang="zh" data-language-switch data-sections="[^"]*">中文</a>', en)
+    # A lesson not written in English: the switch goes to the English home page and says so.
+    second = (demo_site / "second" / "index.html").read_text(encoding="utf-8")
+    assert '<a href="../en/" hreflang="en" lang="en" data-language-switch title="这一课还没有这种语言的版本' in second
+    assert '<link rel="alternate" hreflang="en"' not in second  # no English version to point search engines at
+    # The home pages offer each other.
+    assert '<a href="en/" hreflang="en" lang="en" data-language-switch>English</a>' in (demo_site / "index.html").read_text(encoding="utf-8")
+    assert '<a href="../" hreflang="zh" lang="zh" data-language-switch>中文</a>' in (demo_site / "en" / "index.html").read_text(encoding="utf-8")

@@ -1,5 +1,6 @@
 """The request-path widget and sim/request.py: each cell's bytes, FLOPs and time, computed by hand from the config."""
 
+import dataclasses
 import itertools
 import re
 
@@ -26,13 +27,37 @@ ATTENTION_PER_CACHED_TOKEN = 16 * 24 * 256 * 2 * 2  # q.k and p.v, 2 FLOPs per m
 H100_BYTES_PER_S = 3.35e12
 H100_FLOPS_PER_S = 989.5e12
 
+# The running examples: 「小明把苹果给了」, 4 tokens as Qwen3.x's tokenizer splits it (reference lesson 000); and
+# "Tom gave the apple to", taken as 5 (one token per common English word, not checked against the tokenizer).
+ZH_TOKENS = len(request.example("zh").tokens)
+EN_TOKENS = len(request.example("en").tokens)
+
 
 def test_hand_constants_are_the_anchor_figures():
     assert (WEIGHT_BYTES, KV_ROW, STATE, ATTENTION_PER_CACHED_TOKEN) == (51_247_879_168, 65_536, 150_994_944, 393_216)
 
 
+def test_the_running_example_in_each_language():
+    zh, en = request.example("zh"), request.example("en")
+    assert zh.tokens == ("小明", "把", "苹果", "给了") and zh.next_token == "小王"
+    assert (zh.prompt, zh.words, zh.next_word) == ("小明把苹果给了", zh.tokens, "小王")
+    # BPE writes a word after a space with its space; a reader sees the words.
+    assert en.tokens == ("Tom", " gave", " the", " apple", " to") and en.next_token == " Mary"
+    assert (en.prompt, en.words, en.next_word) == ("Tom gave the apple to", ("Tom", "gave", "the", "apple", "to"),
+                                                   "Mary")
+    assert (ZH_TOKENS, EN_TOKENS) == (4, 5)
+    assert set(request.TEXT) == {"zh", "en"}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        en.tokens = ()
+
+
+def test_path_stages_takes_the_prompt_length_explicitly():
+    with pytest.raises(TypeError):
+        request.path_stages(ANCHOR, H100)  # no default: the length is the page language's example's
+
+
 def test_prefill_cells_of_the_running_example():
-    stages = request.path_stages(ANCHOR, H100)
+    stages = request.path_stages(ANCHOR, H100, prompt_tokens=ZH_TOKENS)
     assert stages["tokenize"] == request.Stage(bytes=0, flops=0, time_s=0)
     written = 4 * KV_ROW + STATE
     assert written == 151_257_088
@@ -46,7 +71,7 @@ def test_prefill_cells_of_the_running_example():
 
 
 def test_decode_cells_of_the_running_example():
-    stages = request.path_stages(ANCHOR, H100)
+    stages = request.path_stages(ANCHOR, H100, prompt_tokens=ZH_TOKENS)
     assert stages["read-weights"].bytes == 51_247_879_168
     assert stages["read-weights"].time_s * 1e3 == pytest.approx(15.2979, abs=0.00005)
     # Context 4: 4 KV rows read and 1 written; the state read and written back.
@@ -58,15 +83,33 @@ def test_decode_cells_of_the_running_example():
     assert stages["sample"].bytes == 248_320 * 4 == 993_280
 
 
+def test_english_example_cells_are_computed_with_five_tokens():
+    stages = request.path_stages(ANCHOR, H100, prompt_tokens=EN_TOKENS)
+    written = 5 * KV_ROW + STATE
+    assert written == 151_322_624
+    assert stages["write-cache"].bytes == written
+    assert stages["prefill"].bytes == WEIGHT_BYTES + written == 51_399_201_792
+    assert stages["prefill"].flops == 2 * N_MATMUL * 5 + ATTENTION_PER_CACHED_TOKEN * (1 + 2 + 3 + 4 + 5)
+    assert stages["prefill"].flops == 256_245_294_080
+    assert stages["prefill"].time_s * 1e3 == pytest.approx(51_399_201_792 / H100_BYTES_PER_S * 1e3, rel=1e-12)
+    # Context 5: 5 KV rows read and 1 written; the state read and written back.
+    assert stages["read-cache"].bytes == 6 * KV_ROW + 2 * STATE == 302_383_104
+    assert stages["compute"].flops == 2 * N_MATMUL + 5 * ATTENTION_PER_CACHED_TOKEN == 51_249_845_248
+    assert stages["read-weights"].bytes == WEIGHT_BYTES
+    assert stages["sample"].bytes == 248_320 * 4
+    reads = stages["read-weights"].time_s + stages["read-cache"].time_s
+    assert reads == pytest.approx((WEIGHT_BYTES + 6 * KV_ROW + 2 * STATE) / H100_BYTES_PER_S, rel=1e-12)
+
+
 def test_reads_add_up_to_the_decode_step():
-    stages = request.path_stages(ANCHOR, H100)
+    stages = request.path_stages(ANCHOR, H100, prompt_tokens=ZH_TOKENS)
     reads = stages["read-weights"].time_s + stages["read-cache"].time_s
     assert reads * 1e3 == pytest.approx(15.388, abs=0.0005)
     assert reads * 1e3 == pytest.approx((WEIGHT_BYTES + 5 * KV_ROW + 2 * STATE) / H100_BYTES_PER_S * 1e3, rel=1e-12)
 
 
 def test_bf16_state_halves_the_state_traffic():
-    stages = request.path_stages(ANCHOR, H100, state_dtype="bf16")
+    stages = request.path_stages(ANCHOR, H100, prompt_tokens=ZH_TOKENS, state_dtype="bf16")
     assert stages["read-cache"].bytes == 5 * KV_ROW + 2 * (STATE // 2)
     assert stages["write-cache"].bytes == 4 * KV_ROW + STATE // 2
 
@@ -74,7 +117,7 @@ def test_bf16_state_halves_the_state_traffic():
 def test_a_model_without_state_writes_and_reads_kv_only():
     llama = presets.model("llama-2-7b")
     row = 32 * 2 * 32 * 128 * 2  # 32 layers, 32 KV heads of dim 128, BF16
-    stages = request.path_stages(llama, H100)
+    stages = request.path_stages(llama, H100, prompt_tokens=ZH_TOKENS)
     assert stages["write-cache"].bytes == 4 * row
     assert stages["read-cache"].bytes == 5 * row
     assert stages["sample"].bytes == 32_000 * 4
@@ -183,34 +226,93 @@ def test_every_cell_has_its_words_in_every_language():
 
 # CJK ideographs, CJK punctuation (「」) and full-width forms (，：（）).
 CHINESE = re.compile("[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
-# The running example stays in Chinese in every language: the prompt, its tokens and the token after it.
-EXAMPLE = ("「" + "".join(request.PROMPT_TOKENS) + "」", " · ".join(request.PROMPT_TOKENS),
-           "「" + request.NEXT_TOKEN + "」")
-
-
-def without_the_example(text: str) -> str:
-    for quote in EXAMPLE:
-        text = text.replace(quote, "")
-    return text
 
 
 @pytest.mark.parametrize("model", ["qwen3.8-27b", "llama-2-7b"])
 @pytest.mark.parametrize("step", request.PATH)
-def test_english_view_has_no_chinese_but_the_running_example(step, model):
+def test_english_view_has_no_chinese(step, model):
     zh = widgets.render("request-path", {"step": step, "model": model})
     en = widgets.render("request-path", {"step": step, "model": model, "lang": "en"})
     check_view(en)
     assert en["state"]["lang"] == "en" and zh["state"]["lang"] == "zh"
-    assert {k: o["value"] for k, o in en["outputs"].items()} == {k: o["value"] for k, o in zh["outputs"].items()}
     for text in [o["text"] for o in en["outputs"].values()] + list(en["derivations"].values()):
-        assert not CHINESE.search(without_the_example(text)), text
-    assert CHINESE.search(without_the_example(zh["outputs"]["step_note"]["text"]))  # the check can fail
+        assert not CHINESE.search(text), text
+    assert CHINESE.search(zh["outputs"]["step_note"]["text"])  # the check can fail
 
 
-def test_english_page_words_have_no_chinese_but_the_running_example():
+@pytest.mark.parametrize("step", ["tokenize", "read-weights", "sample"])
+def test_a_cell_that_does_not_count_the_prompt_shows_the_same_numbers_in_both_languages(step):
+    """Only the prompt's length differs between the examples; cells that do not depend on it agree."""
+    zh = widgets.render("request-path", {"step": step, "lang": "zh"})["outputs"]
+    en = widgets.render("request-path", {"step": step, "lang": "en"})["outputs"]
+    example = {"prompt_tokens", "next_token", "example", "step_note", "decode_ms"}
+    assert {k: o["value"] for k, o in en.items() if k not in example} == {
+        k: o["value"] for k, o in zh.items() if k not in example}
+
+
+@pytest.mark.parametrize("step", request.PATH)
+def test_english_view_is_computed_with_the_english_example(step):
+    """Every figure of the English view is the path of a 5-token prompt: the same numbers as the Chinese widget
+    would show for a prompt of that length."""
+    en = widgets.render("request-path", {"step": step, "lang": "en"})
+    stages = request.path_stages(ANCHOR, H100, prompt_tokens=EN_TOKENS)
+    out = en["outputs"]
+    assert out["prompt_tokens"] == {"value": 5, "text": "5"}
+    assert out["next_token"] == {"value": 1, "text": "Mary"}
+    assert out["step_bytes"]["value"] == pytest.approx(stages[step].bytes, rel=1e-5)
+    assert out["step_flops"]["value"] == pytest.approx(stages[step].flops, rel=1e-5)
+    assert out["step_ms"]["value"] == pytest.approx(stages[step].time_s * 1e3, rel=1e-5)
+    decode = (WEIGHT_BYTES + 6 * KV_ROW + 2 * STATE) / H100_BYTES_PER_S  # context 5, read 5 rows, write 1
+    assert out["decode_ms"]["value"] == pytest.approx(decode * 1e3, rel=1e-5)
+
+
+def test_english_cells_quote_the_english_example():
+    notes = {step: widgets.render("request-path", {"step": step, "lang": "en"})["outputs"]["step_note"]["text"]
+             for step in request.PATH}
+    assert "“Tom gave the apple to” becomes 5 tokens (Tom · gave · the · apple · to; the exact split depends on the " \
+           "tokenizer), i.e. 5 integer ids" in notes["tokenize"]
+    assert "The 5 tokens go through the model together" in notes["prefill"] and "picks “Mary”" in notes["prefill"]
+    assert "5 rows = 327.7 KB" in notes["write-cache"]
+    assert notes["read-weights"].startswith("The first decode turn feeds in “Mary”.")
+    assert notes["read-cache"].startswith("“Mary” looks back at 5 tokens: 5 KV rows read")
+    assert "attention over 5 cached tokens" in notes["compute"]
+    assert "the token after “Mary” is picked" in notes["sample"]
+    derivations = widgets.render("request-path", {"step": "read-cache", "lang": "en"})["derivations"]
+    assert derivations["step_bytes"] == (
+        "(5 + 1) × 65,536 B (KV) + 2 × 150,994,944 B (state read and written back) = 302,383,104 B = 302.4 MB")
+    example = widgets.render("request-path", {"lang": "en"})["outputs"]["example"]["text"]
+    assert example.startswith("The prompt “Tom gave the apple to” is taken as 5 tokens (Tom · gave · the · apple · to;")
+    assert "prefill yields “Mary”" in example
+
+
+def test_chinese_example_paragraph_is_the_one_the_lesson_always_had():
+    example = widgets.render("request-path", {})["outputs"]["example"]["text"]
+    assert example == ("提示「小明把苹果给了」切成 4 个 token（小明 · 把 · 苹果 · 给了）；prefill 之后模型写出「小王」，"
+                       "decode 从它开始一个字一个字往下写。")
+
+
+def test_english_page_words_have_no_chinese():
     for key, text in request_path.TEXT["en"].items():
-        text = text.replace("「{prompt}」", "").replace("「{next}」", "")  # the notes quote the example
-        assert not CHINESE.search(without_the_example(text)), key
+        assert not CHINESE.search(text), key
+    for key, text in request.TEXT["en"].items():
+        assert not CHINESE.search(text), key
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_labels_and_hints_count_what_the_example_has(lang):
+    """The cell labels, hints and loop title the template fills (| fill) count the example's own tokens."""
+    words = request_path.TEXT[lang]
+    example = request.example(lang)
+    out = widgets.render("request-path", {"lang": lang})["outputs"]
+    n = len(example.tokens)
+    for key in ("step=prefill", "hint.tokenize", "hint.prefill", "hint.read-cache"):
+        assert "{t}" in words[key], key
+        filled = words[key].format(t=out["prompt_tokens"]["text"])
+        assert re.findall(r"\d+", filled) == [str(n)], (key, filled)
+    assert example.next_word in words["loop_title"].format(next=out["next_token"]["text"])
+    # No text of the widget types a count of the example: neither language's prompt length appears as a number.
+    for key, text in words.items():
+        assert not re.search(rf"(?<![\d.{{]){ZH_TOKENS}(?![\d.])|(?<![\d.{{]){EN_TOKENS}(?![\d.])", text), key
 
 
 json_values = st.recursive(

@@ -1,6 +1,7 @@
 // The one client script: finds every [data-widget] section, draws its pre-rendered view, and
 // connects it to a single Python worker. It does no simulator maths.
 import { Runtime } from "./runtime.js";
+import { keepPlaceOnSwitch } from "./language.js";
 import { Formula } from "./terms.js";
 import { Widget } from "./widget.js";
 import { writeUrlState } from "./urlstate.js";
@@ -46,6 +47,7 @@ function main() {
     widgetsById.set(widget.id, widget);
   }
   for (const figure of document.querySelectorAll("figure.formula")) formulas.push(new Formula(figure, widgetsById));
+  keepPlaceOnSwitch();
   // For tests and the curious: the newest view each widget received from Python.
   window.inferlab = { runtime, views, widgets };
 }
