@@ -7,7 +7,8 @@
 
 Stages: load sources (lessons, course plan, catalogs, glossary) -> check the words and widgets -> parse
 each lesson (Markdown, directives, math; widgets pre-rendered by sim/) -> check links and ids -> render
-pages (Jinja) -> write (a temporary folder swapped into place; the old site is kept if anything failed).
+pages (Jinja) -> write (a temporary folder, given its search index by Pagefind's binary, then swapped into
+place; the old site is kept if anything failed).
 Every problem of every stage is gathered first and reported together. This file knows no lesson or
 widget by name.
 """
@@ -21,12 +22,13 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 
-from builder import urls
+from builder import contents, urls
 from builder.assets import bundle_stylesheets, pack_sim, static_files, vendor_files
 from builder.catalogs import Catalog, check_catalogs, check_text_blocks, load_catalog
 from builder.context import LessonContext, LinkUse, WidgetUse
@@ -35,6 +37,7 @@ from builder.expressions import namespace
 from builder.lessons import SourceLesson, load_lessons
 from builder.markdown import make_markdown, render_lesson_markdown
 from builder.problems import BuildFailed, Problem
+from builder.search import index_site
 from builder.serve import serve
 from builder.templates import js_number, json_island, make_templates  # noqa: F401  (js_number: tests, bench)
 from builder.terms import Term, load_terms
@@ -183,18 +186,26 @@ def render_pages(lessons: list[ParsedLesson], sources: Sources, templates: jinja
                           "sections": " ".join(sorted(shared))})
         return links
 
+    def pager(lang: str, slug: str) -> dict:
+        """The lessons before and after this one in the course, among those written in its language."""
+        written = [s.slug for s in course.lessons(lang)]
+        at, page = written.index(slug), urls.page(lang, slug)
+        near = {"prev": written[at - 1] if at > 0 else None, "next": written[at + 1] if at + 1 < len(written) else None}
+        return {rel: {"href": urls.link(page, urls.page(lang, other)), "title": versions[(lang, other)].source.title}
+                for rel, other in near.items() if other}
+
     for lesson in lessons:
         lang, slug = lesson.source.lang, lesson.source.slug
         pages[urls.page_file(lang, slug)] = templates.get_template("lesson.html").render(
             **common(lang, slug), lesson=lesson.source, body=lesson.html, scripted=lesson.scripted,
-            python=bool(lesson.widgets))
+            python=bool(lesson.widgets), contents=contents.sections(lesson.html), pager=pager(lang, slug))
     for lang in languages:
         page = urls.page(lang)
-        listed = [{"href": urls.link(page, urls.page(lang, s.slug)), "title": s.title, "summary": s.summary,
-                   "minutes": s.minutes} for s in course.lessons(lang)]
+        course_map = [{"href": urls.link(page, urls.page(lang, slug)) if written else None, "title": title,
+                       "summary": written.summary if written else None, "minutes": written.minutes if written else None}
+                      for slug, written, title in course.plan_in(lang)]
         pages[urls.page_file(lang)] = templates.get_template("index.html").render(
-            **common(lang, None), lessons=listed, upcoming=[title for _, title in course.still_to_come(lang)],
-            scripted=False, python=False)
+            **common(lang, None), lessons=course_map, scripted=False, python=False)
     return pages
 
 
@@ -233,8 +244,8 @@ def build_site(paths: Paths) -> dict[str, bytes | Path]:
     return files
 
 
-def write_site(files: dict[str, bytes | Path], out: Path) -> None:
-    """Write into a fresh folder beside `out`, then swap it into place."""
+def write_site(files: dict[str, bytes | Path], out: Path, finish: Callable[[Path], None] | None = None) -> None:
+    """Write into a fresh folder beside `out`, let `finish` add to it (the search index), then swap it into place."""
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-new-", dir=out.parent))
     try:
@@ -246,6 +257,8 @@ def write_site(files: dict[str, bytes | Path], out: Path) -> None:
             else:
                 target.write_bytes(content)
         staging.chmod(0o755)
+        if finish is not None:
+            finish(staging)
         old = out.parent / f".{out.name}-old-{os.getpid()}"
         if out.exists():
             out.rename(old)
@@ -267,7 +280,7 @@ def _copy(source: Path, target: Path) -> None:
 def build(paths: Paths) -> float:
     """Build the site into paths.out; returns seconds taken. Raises BuildFailed, leaving the old site."""
     started = time.perf_counter()
-    write_site(build_site(paths), paths.out)
+    write_site(build_site(paths), paths.out, finish=lambda site: index_site(site, paths.node_modules))
     return time.perf_counter() - started
 
 

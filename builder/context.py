@@ -46,6 +46,7 @@ class LessonContext:
     links: list[LinkUse] = field(default_factory=list)
     ids: list[tuple[str, int]] = field(default_factory=list)  # every element id of the body, with its line
     sections: list[str] = field(default_factory=list)  # ids of its headings and widgets: the places a reader is at
+    counts: dict[str, int] = field(default_factory=dict)  # numbered things so far ("table": 2), for unique labels
     # (line, check) pairs run once the whole page is parsed; check(ctx) returns a problem or None
     checks: list[tuple[int, Callable[[LessonContext], str | None]]] = field(default_factory=list)
 

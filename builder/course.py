@@ -40,6 +40,12 @@ class Course:
         """(slug, title) of every planned lesson not written in `lang`, in plan order."""
         return [(s, self.upcoming[(lang, s)]) for s in self.plan if (lang, s) in self.upcoming]
 
+    def plan_in(self, lang: str) -> list[tuple[str, SourceLesson | None, str]]:
+        """(slug, lesson or None, title) of every planned lesson in plan order: the course map of `lang`'s home
+        page, each lesson written in that language or still to come there."""
+        return [(s, self.written.get((lang, s)), self.written[(lang, s)].title if (lang, s) in self.written
+                 else self.upcoming.get((lang, s), s)) for s in self.plan]
+
     def languages(self) -> list[str]:
         """The languages with at least one lesson: each has its pages."""
         return [lang for lang in LANGUAGES if any(written == lang for written, _ in self.written)]

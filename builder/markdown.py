@@ -20,7 +20,7 @@ from mdit_py_plugins.attrs import attrs_block_plugin, attrs_plugin
 from mdit_py_plugins.container import container_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-from builder import safety
+from builder import safety, scroll
 from builder.context import LessonContext, LinkUse
 from builder.directives import run_directive
 from builder.expressions import ExpressionError, evaluate
@@ -85,6 +85,19 @@ def _render_prepared(self, tokens: list[Token], idx: int, options, env) -> str:
     return tokens[idx].meta["html"]
 
 
+def _table_open(self, tokens: list[Token], idx: int, options, env) -> str:
+    return scroll.open_frame(scroll.numbered_label(env["ctx"], "table")) + self.renderToken(tokens, idx, options, env)
+
+
+def _table_close(self, tokens: list[Token], idx: int, options, env) -> str:
+    return self.renderToken(tokens, idx, options, env) + scroll.CLOSE + "\n"
+
+
+def _render_math_block(self, tokens: list[Token], idx: int, options, env) -> str:
+    label = scroll.numbered_label(env["ctx"], "formula")
+    return scroll.open_frame(label) + tokens[idx].meta["html"] + scroll.CLOSE + "\n"
+
+
 def make_markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"typographer": False}).enable("table")
     md.use(dollarmath_plugin, allow_space=False, double_inline=True)
@@ -95,6 +108,10 @@ def make_markdown() -> MarkdownIt:
     md.inline.ruler.before("backticks", "sim_expr", _sim_rule)
     for kind in PREPARED:
         md.add_render_rule(kind, _render_prepared)
+    for kind in ("math_block", "math_block_label"):
+        md.add_render_rule(kind, _render_math_block)
+    md.add_render_rule("table_open", _table_open)
+    md.add_render_rule("table_close", _table_close)
     return md
 
 
@@ -115,7 +132,7 @@ def render_lesson_markdown(md: MarkdownIt, text: str, first_line: int, ctx: Less
                 item.meta["html"] = ""
         _close_upcoming_links(token.children or [])
         _join_cjk_lines(token.children or [])
-    return md.renderer.render(tokens, md.options, {})
+    return md.renderer.render(tokens, md.options, {"ctx": ctx})
 
 
 def _join_cjk_lines(children: list[Token]) -> None:
@@ -156,10 +173,9 @@ def _prepare(token: Token, line: int, ctx: LessonContext) -> None:
             raise LessonError(line, f"directive '{token.info}' is not closed by a line of colons")
         token.meta["html"] = run_directive(ctx, token.info, token.meta["args"], token.meta["body"], line)
     elif token.type in MATH_TOKENS:
-        block = token.type in ("math_block", "math_block_label")
         mathml = to_mathml(token.content, MATH_TOKENS[token.type], line)
         _refuse(safety.markup_problems(mathml, math=True), line)
-        token.meta["html"] = mathml + ("\n" if block else "")
+        token.meta["html"] = mathml
     elif token.type == "sim_expr":
         try:
             token.meta["html"] = f'<span class="sim-value">{html.escape(evaluate(token.content, ctx.names))}</span>'

@@ -112,8 +112,11 @@ def describe_layout(widget: kit.Widget, state: dict, view: dict, t: dict) -> lis
         if isinstance(item, Svg):
             if item.name not in view["svg"]:
                 raise DeclarationError(f"layout shows svg {item.name!r}, which render() does not draw", item.name)
-            return {"kind": "svg", "name": item.name, "markup": view["svg"][item.name],
-                    "caption": _word(t, item.caption) if item.caption else None}
+            caption = _word(t, item.caption) if item.caption else None
+            # label: the name of the frame it scrolls in on a phone (its own, else its caption, else the kit's
+            # "<title> (diagram)": never the widget's bare title, which names the widget's section)
+            return {"kind": "svg", "name": item.name, "markup": view["svg"][item.name], "caption": caption,
+                    "label": _word(t, item.label) if item.label else caption, "title": t["title"]}
         if isinstance(item, Table):
             def part(p) -> dict:
                 if isinstance(p, Text):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import re
 
+from builder import scroll
 from builder.context import LessonContext
 from builder.directives import directive
 from builder.mathml import to_mathml
@@ -32,20 +33,25 @@ def formula_directive(ctx: LessonContext, args: str, body: str, line: int) -> st
         raise LessonError(line, "a formula directive needs at least one \\term{KEY}{...}; use $$...$$ otherwise")
     mathml = to_mathml(TERM.sub(lambda m: f"\\class{{term t-{m.group(1)}}}", body.strip()), True, line + 1)
 
-    def clickable(match: re.Match) -> str:
-        term = ctx.terms[match.group(1)]
-        name = html.escape(term.for_page(ctx.lang)["name"], quote=True)
-        return f'<mrow class="term" data-term="{term.key}" tabindex="0" role="button" aria-label="{name}">'
-
-    mathml = TERM_MROW.sub(clickable, mathml)
+    # The terms inside the MathML are clickable for a mouse or a finger; the keyboard and assistive technology
+    # reach each term through a real button beside the formula, named by the glossary. (Focusable parts inside
+    # <math> are nested interactive content: its role makes its content one read-only whole.)
+    mathml = TERM_MROW.sub(lambda m: f'<mrow class="term" data-term="{m.group(1)}">', mathml)
+    label_id = f"formula-terms-{ctx.counts.get('formula', 0) + 1}"
+    buttons = "".join(
+        f'<button type="button" class="term-button" data-term-button="{key}" aria-expanded="false">'
+        f'{html.escape(ctx.terms[key].for_page(ctx.lang)["name"])}</button>' for key in used)
     ctx.scripted = True
     if widget_id is not None:
         ctx.checks.append((line, lambda c: _link_problem(c, widget_id, used)))
     hint = html.escape(ctx.ui["formula"]["hint"])
     data = {"widget": widget_id, "terms": {key: ctx.terms[key].for_page(ctx.lang) for key in used}}
     return (
-        f'<figure class="formula" data-formula-for="{html.escape(widget_id or "", quote=True)}">\n{mathml}\n'
-        f'<figcaption class="formula-hint">{hint}</figcaption>\n'
+        f'<figure class="formula" data-formula-for="{html.escape(widget_id or "", quote=True)}">\n'
+        f'{scroll.open_frame(scroll.numbered_label(ctx, "formula"))}{mathml}{scroll.CLOSE}\n'
+        f'<div class="term-buttons" role="group" aria-labelledby="{label_id}"><span class="term-buttons-label" '
+        f'id="{label_id}">{html.escape(ctx.ui["formula"]["terms"])}</span>{buttons}</div>\n'
+        f'<figcaption class="formula-hint" data-pagefind-ignore>{hint}</figcaption>\n'
         f'<div class="term-panel" role="region" aria-live="polite" hidden></div>\n'
         f'<script type="application/json" class="term-data">{json_island(data)}</script>\n</figure>\n'
     )
@@ -63,3 +69,4 @@ def _link_problem(ctx: LessonContext, widget_id: str, used: list[str]) -> str | 
         if term.control and term.control not in widget.controls:
             return f"term {key}: widget {widget.name} has no control {term.control!r}"
     return None
+

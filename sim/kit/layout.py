@@ -86,6 +86,7 @@ class Svg:
 
     name: str
     caption: str | None = None
+    label: str | None = None  # TEXT key naming it where it scrolls on a phone; default: the caption, else the title
 
 
 @dataclass(frozen=True, init=False)

@@ -8,7 +8,7 @@ from operator import attrgetter
 
 from sim import batching, memory, model_size, presets, roofline
 from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig
-from sim.kit import Range, Widget, capacity, choices, output, view
+from sim.kit import Range, Widget, capacity, choices, output, palette, view
 from sim.kit.layout import Controls, Derivations, Figure, Flag, Readout, Readouts, Svg, Text
 from sim.kit.view import round_sig
 
@@ -48,6 +48,7 @@ TEXT = {
         "table_fits": "显存", "fits": "放得下", "does_not_fit": "放不下", "limit_row": "{batch}（上限）",
         "critical_row": "{batch}（临界）",
         "table_caption": "几个批大小下的数字（{gpu} · {model} · 上下文 {context} token）",
+        "table_label": "几个批大小下的数字",
         "weights": "权重", "kv": "KV", "state": "状态",
         "overlapped": "（若各算子完全重叠：max({compute}, {memory}) = {time}）",
         "op_bound": "{op}强度 {intensity} FLOP/B {cmp} 拐点 {ridge} FLOP/B → {bound}（{time}）",
@@ -92,6 +93,7 @@ TEXT = {
         "table_fits": "Memory", "fits": "fits", "does_not_fit": "does not fit", "limit_row": "{batch} (limit)",
         "critical_row": "{batch} (critical)",
         "table_caption": "Figures at a few batch sizes ({gpu} · {model} · {context} tokens of context)",
+        "table_label": "Figures at a few batch sizes",
         "weights": "weights", "kv": "KV", "state": "state",
         "overlapped": " (if the kernels overlapped perfectly: max({compute}, {memory}) = {time})",
         "op_bound": "{op}: intensity {intensity} FLOP/B {cmp} ridge {ridge} FLOP/B → {bound} ({time})",
@@ -122,7 +124,7 @@ WIDGET = Widget(
         Flag("over_capacity"),
         Figure("throughput"),
         Text("critical_note"),
-        Svg("table"),
+        Svg("table", label="table_label"),
         Derivations("bound"),
     ),
 )
@@ -142,7 +144,8 @@ Y_PADDING_DECADES = 0.15
 LOG_DIGITS = 6
 NARROW_BAND_FROM = 0.78  # a band starting right of this (paper x) has no room for its label inside
 
-COLOURS = {"total": "#2563eb", "per_request": "#ea580c", "over": "#b91c1c", "compute": "#7c3aed"}
+COLOURS = {"total": palette.colour("decode"), "per_request": palette.colour("per-request"),
+           "over": palette.colour("over"), "compute": palette.colour("region-compute-ink")}
 
 
 def render(state) -> dict:
@@ -298,14 +301,15 @@ def _figure(points, current: batching.BatchPoint, limit: int, critical: int, t: 
         "type": "scatter", "mode": "markers", "name": t["current"], "showlegend": False,
         "x": [current.batch, current.batch], "y": [_plotted(total(current)), _plotted(per_request(current))],
         "marker": {"size": 12, "symbol": "circle" if fits else "circle-open",
-                   "color": [COLOURS["total"], COLOURS["per_request"]], "line": {"width": 2, "color": "#1f2937"}},
+                   "color": [COLOURS["total"], COLOURS["per_request"]],
+                   "line": {"width": 2, "color": palette.colour("ink")}},
         "hovertemplate": f"{t['current']}<br>B = %{{x}}<br>%{{y:,.4g}} tok/s<extra></extra>",
     })
 
     shapes, annotations = [], []
     if critical <= MAX_PLOTTED_BATCH:
         x0 = _paper_x(critical)
-        shapes.append(_region(x0, "rgba(124,58,237,0.08)"))
+        shapes.append(_region(x0, palette.colour("region-compute")))
         label = f"{t['compute_region']}<br>{t['critical'].format(batch=fmt_grouped(critical))}"
         annotations.append(_label(x0, 0.4, label, COLOURS["compute"], "top"))
     else:  # beyond the plot: say where, at its right edge
@@ -314,14 +318,14 @@ def _figure(points, current: batching.BatchPoint, limit: int, critical: int, t: 
                             "showarrow": False, "align": "right", "font": {"color": COLOURS["compute"], "size": 12}})
     if limit < MAX_PLOTTED_BATCH:
         x0 = _paper_x(limit) if limit >= 1 else 0
-        shapes.append(_region(x0, "rgba(185,28,28,0.08)"))
+        shapes.append(_region(x0, palette.colour("region-over")))
         if limit >= 1:
             shapes.append({"type": "line", "xref": "paper", "yref": "paper", "x0": x0, "x1": x0, "y0": 0, "y1": 1,
                            "line": {"color": COLOURS["over"], "width": 2, "dash": "dash"}})
         label = f"{t['over']}<br>{t['limit'].format(limit=fmt_grouped(limit))}" if limit >= 1 else t["none_fit"]
         annotations.append(_label(x0, 0.6, label, COLOURS["over"], "bottom"))
 
-    layout = {
+    layout = palette.plot_layout({
         "xaxis": {"type": "log", "range": list(X_RANGE), "title": {"text": t["x"]},
                   "tickvals": list(X_TICKS), "ticktext": [str(b) for b in X_TICKS]},
         "yaxis": {"type": "log", "range": _y_range(points), "title": {"text": t["y"]}, "tickformat": ",~r"},
@@ -331,9 +335,7 @@ def _figure(points, current: batching.BatchPoint, limit: int, critical: int, t: 
         "height": 380,
         "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
         "uirevision": "batch-throughput",
-        "paper_bgcolor": "#ffffff",
-        "plot_bgcolor": "#ffffff",
-    }
+    })
     return {"data": data, "layout": layout}
 
 
@@ -386,5 +388,6 @@ def _table(points, limit: int, critical: int, hw: presets.Hardware, m: presets.M
     head = "".join(f'<th scope="col">{html.escape(t[k])}</th>'
                    for k in ("table_batch", "table_total", "table_per_request", "table_step", "table_fits",
                              "table_bound"))
-    return (f'<div class="table-scroll"><table class="widget-table"><caption>{html.escape(caption)}</caption>'
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
+    # The page draws it inside a frame that scrolls sideways on a phone (the kit's Svg item).
+    return (f'<table class="widget-table"><caption>{html.escape(caption)}</caption>'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")

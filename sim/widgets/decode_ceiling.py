@@ -32,6 +32,7 @@ from sim.kit import (
     capacity,
     choices,
     output,
+    palette,
     view,
 )
 
@@ -215,10 +216,10 @@ def ratio_figure(hw: presets.Hardware, base: presets.Hardware, t: dict) -> dict:
         }
 
     data = [
-        bars(t["trace.compute"], [serving.compute_ratio(g, base) for g in gpus], "#9ca3af"),
-        bars(t["trace.decode"], [serving.bandwidth_ratio(g, base) for g in gpus], "#2563eb"),
+        bars(t["trace.compute"], [serving.compute_ratio(g, base) for g in gpus], palette.colour("peak")),
+        bars(t["trace.decode"], [serving.bandwidth_ratio(g, base) for g in gpus], palette.colour("decode")),
     ]
-    layout = {
+    layout = palette.plot_layout({
         "barmode": "group",
         "yaxis": {"title": {"text": t["axis.y"]}, "rangemode": "tozero", "fixedrange": True},
         "xaxis": {"fixedrange": True},
@@ -226,7 +227,5 @@ def ratio_figure(hw: presets.Hardware, base: presets.Hardware, t: dict) -> dict:
         "height": 300,
         "legend": {"orientation": "h", "x": 0, "y": 1.12},
         "uirevision": "ratios",
-        "paper_bgcolor": "#ffffff",
-        "plot_bgcolor": "#ffffff",
-    }
+    })
     return {"data": data, "layout": layout}

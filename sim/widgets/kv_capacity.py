@@ -21,7 +21,7 @@ import math
 
 from sim import cache, model_size, presets, serving, svg
 from sim.display import fmt_bytes, fmt_grouped, fmt_signed_bytes
-from sim.kit import Controls, Flag, Range, Readouts, Select, Svg, Text, Widget, capacity, choices, output, view
+from sim.kit import Controls, Flag, Range, Readouts, Select, Svg, Text, Widget, capacity, choices, output, palette, view
 
 TEXT = {
     "zh": {
@@ -128,8 +128,7 @@ WIDGET = Widget(
 STATE_DTYPE = "fp32"
 MODEL_FIELDS = ("layers", "kv_heads", "head_dim", "weights_gb")  # what picking a preset fills in
 
-COLOURS = {"weights": "#64748b", "kv": "#f59e0b", "state": "#8b5cf6", "free": "#dcfce7", "over": "#b91c1c",
-           "reserved": "#e5e7eb"}
+COLOURS = {name: palette.colour(name) for name in ("weights", "kv", "state", "free", "over", "reserved")}
 
 
 def render(state) -> dict:
@@ -224,7 +223,7 @@ def memory_bar(hw: presets.Hardware, usable: float, used: dict[str, float], t: d
     for kind, drawn, size in parts:
         w = drawn * scale
         shapes.append(svg.element("rect", {"x": x, "y": bar_y, "width": w, "height": bar_h, "fill": COLOURS[kind],
-                                           "stroke": "#ffffff", "stroke-width": 1, "data-kind": kind},
+                                           "stroke": palette.colour("surface"), "stroke-width": 1, "data-kind": kind},
                                   svg.text_node("title", f"{t['share.' + kind]}: {fmt_bytes(size)}")))
         if w > 56:
             shapes.append(svg.text(fmt_bytes(size), {
@@ -238,7 +237,7 @@ def memory_bar(hw: presets.Hardware, usable: float, used: dict[str, float], t: d
                                            "stroke": COLOURS["over"], "data-kind": "over"}))
     anchor = "end" if capacity_x > width / 2 else "start"
     shapes.append(svg.element("line", {"x1": capacity_x, "y1": bar_y - 12, "x2": capacity_x, "y2": bar_y + bar_h + 6,
-                                       "stroke": "#111827", "stroke-width": 2, "stroke-dasharray": "4 3"}))
+                                       "stroke": palette.colour("ink"), "stroke-width": 2, "stroke-dasharray": "4 3"}))
     gb = f"{hw.memory_bytes / 1e9:g}"
     capacity = (t["bar.capacity"].format(gpu=hw.short_name, gb=gb) if reserved <= 0 else
                 t["bar.usable"].format(gpu=hw.short_name, usable=f"{usable / 1e9:g}", gb=gb))
@@ -254,7 +253,7 @@ def memory_bar(hw: presets.Hardware, usable: float, used: dict[str, float], t: d
         if lx + item_width > width and lx > left_x:  # wrap onto a second row
             lx, ly = float(left_x), ly + 20
         legend.append(svg.element("rect", {"x": lx, "y": ly, "width": 12, "height": 12, "fill": COLOURS[kind],
-                                           "stroke": "#94a3b8", "stroke-width": 0.5}))
+                                           "stroke": palette.colour("outline"), "stroke-width": 0.5}))
         legend.append(svg.text(label, {"x": lx + 16, "y": ly + 11, "class": "svg-label"}))
         lx += item_width
     title = t["bar.split"].format(gpu=hw.short_name)

@@ -12,7 +12,7 @@ from types import MappingProxyType
 
 from sim import latency
 from sim.display import fmt_grouped, fmt_sig
-from sim.kit import Controls, Output, Range, Readouts, Select, Svg, Text, Widget, output, view
+from sim.kit import Controls, Output, Range, Readouts, Select, Svg, Text, Widget, output, palette, view
 
 TEXT = {
     "zh": {
@@ -154,7 +154,7 @@ WIDGET = Widget(
     ),
 )
 
-COLOURS = {"ttft": "#f59e0b", "tpot": "#2563eb", "tick": "#ffffff"}
+COLOURS = {"ttft": palette.colour("ttft"), "tpot": palette.colour("tpot"), "tick": palette.colour("surface")}
 
 
 def render(state) -> dict:
@@ -252,7 +252,9 @@ def _timeline(r: latency.Request, t: dict) -> str:
     text_y, axis_y = BAR_Y - 7, BAR_Y + BAR_HEIGHT + 16
     height = axis_y + 6
     return (
+        # width and height: its drawn size where it is not scaled down (a phone scrolls it, text legible)
         f'<svg class="timeline" viewBox="{-TIMELINE_MARGIN} 0 {TIMELINE_WIDTH + 2 * TIMELINE_MARGIN} {height}" '
+        f'width="{TIMELINE_WIDTH + 2 * TIMELINE_MARGIN}" height="{height}" '
         f'role="img" aria-label="{html.escape(label)}" preserveAspectRatio="xMinYMin meet">'
         f'<rect class="ttft" x="0" y="{BAR_Y}" width="{ttft_w:.1f}" height="{BAR_HEIGHT}" fill="{COLOURS["ttft"]}"/>'
         f'<rect class="tpot" x="{ttft_w:.1f}" y="{BAR_Y}" width="{tpot_w:.1f}" height="{BAR_HEIGHT}" '

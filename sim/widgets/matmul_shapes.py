@@ -7,7 +7,7 @@ import math
 
 from sim import matmul, presets, svg
 from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_sig
-from sim.kit import Range, Select, Widget, choices, output, view
+from sim.kit import Range, Select, Widget, choices, output, palette, view
 
 # The page's words (site/templates/widgets/matmul-shapes.html keeps only the markup: "{W_up}" in a text is
 # drawn W with subscript "up"), then the figures' words: the operands' roles, their text alternatives and
@@ -112,11 +112,9 @@ TOP = 30.0  # above the tallest matrix: column labels
 BOTTOM = 44.0  # below it: name and role of each matrix
 APPROX_TOLERANCE = 0.05  # "≈ T" is said while the intensity is within 5% of T
 
-INK, MUTED = "#1f2937", "#4b5563"
+INK, MUTED = palette.colour("ink"), palette.colour("muted")
 COLOURS = {  # (fill, stroke) per role
-    "input": ("#dbeafe", "#2563eb"),
-    "weight": ("#ffedd5", "#c2410c"),
-    "output": ("#dcfce7", "#15803d"),
+    role: (palette.colour(f"{role}-fill"), palette.colour(role)) for role in ("input", "weight", "output")
 }
 
 
@@ -261,7 +259,7 @@ def operand_caption(role: str, name: tuple[str, str], x: float, y: float, text: 
     letter, subscript = name
     symbol = svg.tspan(letter, {})
     if subscript:
-        symbol += svg.tspan(subscript, {"font-size": 10, "dy": 4})
+        symbol += svg.tspan(subscript, {"font-size": 11, "dy": 4})
     return (svg.element("text", {"class": "operand-name", "x": x, "y": y + 20, "font-size": 15,
                                  "font-style": "italic", "text-anchor": "middle", "fill": INK}, symbol)
             + svg.text(text[role], {"class": "operand-role", "x": x, "y": y + 38, "font-size": 12,

@@ -7,7 +7,22 @@ import math
 
 from sim import memory, model_size, presets, roofline, svg
 from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig
-from sim.kit import Controls, Figure, Flag, Range, Readout, Readouts, Svg, Text, Widget, capacity, choices, output, view
+from sim.kit import (
+    Controls,
+    Figure,
+    Flag,
+    Range,
+    Readout,
+    Readouts,
+    Svg,
+    Text,
+    Widget,
+    capacity,
+    choices,
+    output,
+    palette,
+    view,
+)
 from sim.kit.view import round_sig
 
 TEXT = {
@@ -134,10 +149,9 @@ X_LIMITS = (0.3, 1e5)
 X_RANGE = (round(math.log10(X_LIMITS[0]), 6), round(math.log10(X_LIMITS[1]), 6))
 Y_RANGE = (round(math.log10(0.3), 6), round(math.log10(5e3), 6))
 
-COLOURS = {"prefill": "#16a34a", "decode": "#2563eb", "weights": "#94a3b8", "state": "#9333ea", "kv": "#f97316",
-           "attention": "#a855f7", "roof": "#374151",
+COLOURS = {name: palette.colour(name) for name in ("prefill", "decode", "weights", "state", "kv", "attention", "roof",
            # What bounds an operation (the ops diagram), and the overlapped bound's marker.
-           "compute": "#c2410c", "memory": "#0f766e", "overlapped": "#111827"}
+                                                   "compute", "memory", "overlapped")}
 
 
 def render(state) -> dict:
@@ -278,18 +292,17 @@ def _figure(hw: presets.Hardware, pre: roofline.Estimate, dec: roofline.Estimate
         op_point(dec.op("matmuls"), t["weights_only"], COLOURS["decode"], "circle-open-dot"),
         op_point(dec.op("attention"), t["attention"], COLOURS["attention"], "circle", size=8),
     ]
-    layout = {
+    layout = palette.plot_layout({
         # Fixed axes: nothing to zoom, and touch scrolling passes over the plot. One tick label per decade:
         # plotly.js measures every label on every update, and the minor ones cost a third of a slider move.
         "xaxis": {"type": "log", "range": list(X_RANGE), "title": {"text": t["x"]}, "fixedrange": True, "dtick": 1},
         "yaxis": {"type": "log", "range": list(Y_RANGE), "title": {"text": t["y"]}, "fixedrange": True, "dtick": 1},
         "margin": {"l": 64, "r": 16, "t": 16, "b": 56},
-        "height": 380,
-        "legend": {"x": 0.01, "y": 0.99, "bgcolor": "rgba(255,255,255,0.85)"},
+        "height": 400,
+        # Above the plot, not inside it: inside, the legend covers the ridge and the weights-only point.
+        "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
         "uirevision": "roofline",
-        "paper_bgcolor": "#ffffff",
-        "plot_bgcolor": "#ffffff",
-    }
+    })
     return {"data": data, "layout": layout}
 
 
@@ -355,7 +368,8 @@ def _op_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> str:
         lx += 16 + _text_width(words, 13) + 24
     # Segments are edged in white, so that neighbours bound the same way still read as two operations.
     return svg.document(width, legend_y + 20, t["ops_aria"].format(**described),
-                        svg.element("g", {"stroke": "#fff", "stroke-width": 1}, *bars), *parts, css_class="op-bars")
+                        svg.element("g", {"stroke": palette.colour("surface"), "stroke-width": 1}, *bars), *parts,
+                        css_class="op-bars")
 
 
 def _byte_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> str:

@@ -70,14 +70,15 @@ def test_switching_hardware_recomputes_the_table(site_page, server):
     expect(first_row).to_have_text(re.search(r"<td[^>]*>([^<]*)</td>", expected["svg"]["table"]).group(1))
 
 
-COMPUTE_BAND = "rgba(124,58,237,0.08)"
+COMPUTE_BAND = "var(--sim-region-compute)"  # as the view names it
+DRAWN_BAND = "rgba(124, 58, 237, 0.08)"  # as the page draws it: the light theme's value (widgets.css)
 
 
 def band_edges(widget) -> list[float]:
     """Left edges of the plot's compute-bound bands (none on an H100, whose critical batch is past 256)."""
     show_figures(widget)
     return widget.locator('[data-figure="throughput"]').evaluate(
-        f"el => (el.layout.shapes || []).filter(s => s.fillcolor === {json.dumps(COMPUTE_BAND)}).map(s => s.x0)")
+        f"el => (el.layout.shapes || []).filter(s => s.fillcolor === {json.dumps(DRAWN_BAND)}).map(s => s.x0)")
 
 
 def test_switching_to_an_a100_shows_the_compute_bound_band(site_page, server):
@@ -90,7 +91,7 @@ def test_switching_to_an_a100_shows_the_compute_bound_band(site_page, server):
     shapes = expected["figures"]["throughput"]["layout"]["shapes"]
     site_page.wait_for_function(
         "() => (document.querySelector('#batch-throughput [data-figure=\"throughput\"]').layout.shapes || [])"
-        f".some(s => s.fillcolor === {json.dumps(COMPUTE_BAND)})")
+        f".some(s => s.fillcolor === {json.dumps(DRAWN_BAND)})")
     assert band_edges(widget) == [s["x0"] for s in shapes if s.get("fillcolor") == COMPUTE_BAND]
     expect(widget.locator('.widget-table tr[data-batch="154"] th')).to_have_text("154（临界）")
     expect(widget.locator('.widget-table tr[data-batch="154"] td').last).to_have_text("矩阵乘算力受限，其余带宽受限")

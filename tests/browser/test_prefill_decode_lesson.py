@@ -18,11 +18,13 @@ def test_formula_terms_explain_themselves_from_the_keyboard(site_page, server):
     formula = site_page.locator("figure.formula").first
     panel = formula.locator(".term-panel")
     expect(panel).to_be_hidden()
-    term = formula.locator('[data-term="bandwidth"]')
-    term.focus()
+    # The keyboard's way in: the term's button beside the formula (the term in the MathML is clicked).
+    button = formula.locator('[data-term-button="bandwidth"]')
+    button.focus()
     site_page.keyboard.press("Enter")
     expect(panel).to_be_visible()
-    expect(term).to_have_attribute("aria-expanded", "true")
+    expect(button).to_have_attribute("aria-expanded", "true")
+    expect(formula.locator('[data-term="bandwidth"]')).to_have_class("term active")
     expect(panel).to_contain_text("显存带宽")
     expect(panel.locator(".term-value")).to_contain_text(roofline_view(site_page)["outputs"]["bandwidth"]["text"])
     control = site_page.locator('#roofline [data-param="hardware"]')
@@ -34,6 +36,8 @@ def test_formula_terms_explain_themselves_from_the_keyboard(site_page, server):
     formula.locator('[data-term="intensity"]').click()
     expect(panel).to_contain_text("算术强度")
     expect(control).not_to_have_class("term-highlight")
+    expect(button).to_have_attribute("aria-expanded", "false")
+    formula.locator('[data-term-button="intensity"]').focus()
     site_page.keyboard.press("Escape")
     expect(panel).to_be_hidden()
 
@@ -92,7 +96,7 @@ def test_misconceptions_are_refuted_with_computed_numbers(site_page, server):
 
 def test_closing_parts_are_all_there(site_page, server):
     site_page.goto(server.url(LESSON))
-    evidence = site_page.locator("#evidence ~ table").first
+    evidence = site_page.locator("#evidence ~ .scroll-frame table").first
     expect(evidence.locator("tbody tr")).to_have_count(3)
     expect(site_page.locator(".callout-summary")).to_have_count(1)
     expect(site_page.locator(".callout-stop")).to_have_count(1)

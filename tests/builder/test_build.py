@@ -173,8 +173,15 @@ def test_pages_per_language_with_links_that_stay_in_their_language(demo_site):
 def test_a_home_page_per_language_lists_its_lessons_and_what_is_still_to_come(demo_site):
     zh = (demo_site / "index.html").read_text(encoding="utf-8")
     en = (demo_site / "en" / "index.html").read_text(encoding="utf-8")
-    assert '<a href="demo/">演示课</a>' in zh and '<a href="second/">第二课</a>' in zh and "<li>以后的课</li>" in zh
-    assert '<a href="demo/">Demo lesson</a>' in en and "<li>The second lesson</li>" in en and "<li>A later lesson</li>" in en
+    assert '<a href="demo/">演示课</a>' in zh and '<a href="second/">第二课</a>' in zh
+    assert '<a href="demo/">Demo lesson</a>' in en
+    # The course map: every planned lesson in plan order, with its reading time where written, marked where not.
+    upcoming = '<li class="upcoming"><span class="lesson-upcoming-title">{}</span> <span class="badge">{}</span></li>'
+    assert upcoming.format("以后的课", "即将推出") in zh
+    assert upcoming.format("The second lesson", "Coming soon") in en and upcoming.format("A later lesson", "Coming soon") in en
+    assert en.index("Demo lesson") < en.index("The second lesson") < en.index("A later lesson")
+    assert zh.index("演示课") < zh.index("第二课") < zh.index("以后的课")
+    assert '<span class="lesson-minutes">· 5 分钟</span>' in zh and '<span class="lesson-minutes">· 3 分钟</span>' in zh
     assert '<a class="brand" href="./">' in zh and '<a class="brand" href="./">' in en
     assert '<a class="brand" href="../">' in (demo_site / "en" / "demo" / "index.html").read_text(encoding="utf-8")
 

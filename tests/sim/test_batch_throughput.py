@@ -103,7 +103,7 @@ def bands(view: dict) -> dict[str, float]:
     return {s["fillcolor"]: s["x0"] for s in view["figures"]["throughput"]["layout"]["shapes"] if s["type"] == "rect"}
 
 
-COMPUTE_BAND = "rgba(124,58,237,0.08)"
+COMPUTE_BAND = "var(--sim-region-compute)"
 
 
 def test_band_marks_where_the_weight_matmuls_turn_compute_bound():
@@ -216,7 +216,7 @@ def test_table_rows_use_the_kit_classes():
     classes = row_classes(view)
     assert classes == {1: "", 8: "", 32: "", 58: "", 64: "muted current", 128: "muted", 256: "muted"}
     table = view["svg"]["table"]
-    assert table.startswith('<div class="table-scroll"><table class="widget-table">')
+    assert table.startswith('<table class="widget-table">')
     assert '<th scope="row"><span class="warn">58（上限）</span></th>' in table
     assert '<td class="number">64.6</td>' in table and '<td class="warn">放不下</td>' in table
     assert render({"B": 32})["svg"]["table"].count('class="current"') == 1

@@ -2,6 +2,7 @@
 // connects it to a single Python worker. It does no simulator maths.
 import { Runtime } from "./runtime.js";
 import { keepPlaceOnSwitch } from "./language.js";
+import { watchScrolling } from "./scroll.js";
 import { Formula } from "./terms.js";
 import { Widget } from "./widget.js";
 import { writeUrlState } from "./urlstate.js";
@@ -33,6 +34,15 @@ function main() {
       });
       return plotly;
     },
+    // The link to a widget's current scenario: every widget's state (the address bar's, brought up to date now)
+    // and the widget's own place on the page.
+    scenarioLink(widget) {
+      clearTimeout(urlTimer);
+      writeUrlState(widgets);
+      const url = new URL(window.location.href);
+      url.hash = widget.id;
+      return url.href;
+    },
     viewApplied(widget, view) {
       views[widget.id] = view;
       for (const formula of formulas) formula.viewChanged(widget.id);
@@ -48,6 +58,7 @@ function main() {
   }
   for (const figure of document.querySelectorAll("figure.formula")) formulas.push(new Formula(figure, widgetsById));
   keepPlaceOnSwitch();
+  watchScrolling();
   // For tests and the curious: the newest view each widget received from Python.
   window.inferlab = { runtime, views, widgets };
 }

@@ -20,16 +20,15 @@ export class Formula {
     this.panel = figure.querySelector(".term-panel");
     this.words = TEXT.terms;
     this.active = null;
+    // Each term is clickable in the formula itself and has a button beside it (the keyboard's way in).
+    this.buttons = new Map([...figure.querySelectorAll("[data-term-button]")].map((b) => [b.dataset.termButton, b]));
     for (const node of figure.querySelectorAll("[data-term]")) {
-      node.setAttribute("aria-expanded", "false");
-      node.addEventListener("click", () => this.toggle(node));
-      node.addEventListener("keydown", (event) => {
-        if (event.key === "Enter" || event.key === " ") {
-          event.preventDefault();
-          this.toggle(node);
-        } else if (event.key === "Escape") {
-          this.close();
-        }
+      node.addEventListener("click", () => this.toggle(node.dataset.term));
+    }
+    for (const [key, button] of this.buttons) {
+      button.addEventListener("click", () => this.toggle(key));
+      button.addEventListener("keydown", (event) => {
+        if (event.key === "Escape") this.close();
       });
     }
   }
@@ -38,16 +37,20 @@ export class Formula {
     return this.widgetId ? this.widgetsById.get(this.widgetId) : undefined;
   }
 
-  toggle(node) {
-    if (this.active === node) this.close();
-    else this.open(node);
+  toggle(key) {
+    if (this.active === key) this.close();
+    else this.open(key);
   }
 
-  open(node) {
+  nodes(key) {
+    return this.figure.querySelectorAll(`[data-term="${key}"]`);
+  }
+
+  open(key) {
     this.close();
-    this.active = node;
-    node.classList.add("active");
-    node.setAttribute("aria-expanded", "true");
+    this.active = key;
+    for (const node of this.nodes(key)) node.classList.add("active");
+    this.buttons.get(key)?.setAttribute("aria-expanded", "true");
     this.show();
     const control = this.control();
     if (control) control.classList.add("term-highlight");
@@ -55,16 +58,17 @@ export class Formula {
 
   close() {
     if (!this.active) return;
-    this.active.classList.remove("active");
-    this.active.setAttribute("aria-expanded", "false");
+    for (const node of this.nodes(this.active)) node.classList.remove("active");
+    this.buttons.get(this.active)?.setAttribute("aria-expanded", "false");
     this.control()?.classList.remove("term-highlight");
+    this.back?.remove();
     this.active = null;
     this.panel.hidden = true;
     this.panel.replaceChildren();
   }
 
   control() {
-    const term = this.active && this.terms[this.active.dataset.term];
+    const term = this.active && this.terms[this.active];
     const widget = this.widget();
     if (!term?.control || !widget) return null;
     return widget.section.querySelector(`[data-param="${term.control}"]`);
@@ -73,7 +77,7 @@ export class Formula {
   // Fill the panel for the active term from the linked widget's newest view.
   show() {
     if (!this.active) return;
-    const term = this.terms[this.active.dataset.term];
+    const term = this.terms[this.active];
     const widget = this.widget();
     const title = element("p", "term-title");
     title.append(element("strong", "", term.name), document.createTextNode(` · ${term.unit}`));
@@ -86,15 +90,30 @@ export class Formula {
       const line = element("p", "term-control", `${this.words.changed_by}${label} `);
       const go = element("button", "term-go", this.words.go);
       go.type = "button";
-      go.addEventListener("click", () => {
-        control.scrollIntoView({ block: "center" });
-        control.querySelector("input:not([type=range]), select, input")?.focus();
-      });
+      go.addEventListener("click", () => this.jumpTo(control));
       line.append(go);
       parts.push(line);
     }
     this.panel.replaceChildren(...parts);
     this.panel.hidden = false;
+  }
+
+  // To the control that changes the active term, leaving a way back beside it: the formula may be thousands of
+  // pixels above, and the reader was reading there.
+  jumpTo(control) {
+    const button = this.buttons.get(this.active);
+    this.back?.remove();
+    const back = element("button", "term-back", this.words.back);
+    back.type = "button";
+    back.addEventListener("click", () => {
+      back.remove();
+      button.scrollIntoView({ block: "center" });
+      button.focus();
+    });
+    control.append(back);
+    this.back = back;
+    control.scrollIntoView({ block: "center" });
+    control.querySelector("input:not([type=range]), select, input")?.focus();
   }
 
   viewChanged(widgetId) {

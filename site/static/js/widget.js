@@ -1,5 +1,6 @@
 // One widget on the page: its pre-rendered view, its controls, and its conversation with Python.
 // Only the newest state is ever computed: while a request is out, later moves replace each other.
+import { withColours } from "./colours.js";
 import { Controls } from "./controls.js";
 import { TEXT } from "./text.js";
 import { readUrlState } from "./urlstate.js";
@@ -26,6 +27,11 @@ export class Widget {
     this.retryButton = section.querySelector(".retry");
     this.retryButton.addEventListener("click", () => this.runtime.start());
     this.controls = new Controls(section, (fragment, source) => this.change(fragment, source));
+    this.copyButton = section.querySelector("[data-copy-link]");
+    if (this.copyButton) {
+      this.copyButton.hidden = false;
+      this.copyButton.addEventListener("click", () => this.copyLink());
+    }
 
     // Pre-rendered figures are drawn when the widget nears the viewport: plotly.js (~0.2 s to evaluate)
     // is then loaded, instead of competing with Python's boot for the CPU while the page opens.
@@ -43,6 +49,12 @@ export class Widget {
       this.change(fromUrl, null);
     }
     runtime.onStatus((status, detail) => this.runtimeStatus(status, detail));
+    // Plots are drawn in the theme's colours: a new theme draws the ones already on the page again. Paper
+    // shows every plot, so printing draws those not yet seen.
+    document.addEventListener("themechange", () => {
+      if (this.figuresDrawn || matchMedia("print").matches) this.drawFigures(this.view);
+    });
+    window.addEventListener("beforeprint", () => this.drawFigures(this.view));
   }
 
   runtimeStatus(status, detail) {
@@ -128,9 +140,34 @@ export class Widget {
     }
     for (const [id, figure] of Object.entries(view.figures)) {
       const element = this.section.querySelector(`[data-figure="${id}"]`);
-      // plotly.js writes defaults into what it is given; the view keeps Python's figure untouched.
-      if (element) window.Plotly.react(element, structuredClone(figure.data), structuredClone(figure.layout), PLOT_CONFIG);
+      // A copy in concrete colours: plotly.js writes defaults into what it is given, and the view keeps
+      // Python's figure untouched.
+      if (element) window.Plotly.react(element, withColours(figure.data), withColours(figure.layout), PLOT_CONFIG);
     }
+    this.figuresDrawn = true;
+  }
+
+  // Copy the link to this scenario and say so; where the clipboard is refused (an insecure origin, a denied
+  // permission), show the link itself, selected, for the reader to copy.
+  async copyLink() {
+    const link = this.page.scenarioLink(this);
+    const status = this.section.querySelector(".copy-status");
+    try {
+      await navigator.clipboard.writeText(link);
+      status.textContent = TEXT.widget.copied;
+    } catch {
+      const box = document.createElement("input");
+      box.type = "text";
+      box.readOnly = true;
+      box.value = link;
+      box.className = "copy-fallback";
+      box.setAttribute("aria-label", TEXT.widget.copy_failed);
+      status.replaceChildren(document.createTextNode(`${TEXT.widget.copy_failed} `), box);
+      box.select();
+      return;
+    }
+    clearTimeout(this.copyTimer);
+    this.copyTimer = setTimeout(() => { status.textContent = ""; }, 4000);
   }
 
   showError(error) {

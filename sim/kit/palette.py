@@ -1,0 +1,48 @@
+"""Colours of the simulator's figures, by name.
+
+A figure names its colours; the stylesheet gives each name a value per theme (the `--sim-*` variables at the top
+of site/static/css/widgets.css, light and dark side by side). SVG diagrams use the variables as they are; the page
+script resolves them for Plotly, which needs concrete colours, and draws its plots again when the theme changes.
+So one view serves both themes, and the build's pre-rendered page is right in either.
+"""
+
+from __future__ import annotations
+
+NAMES = frozenset({
+    # The figure itself: text, background, grid, a legend's box.
+    "ink", "muted", "surface", "grid", "legend", "outline",
+    # The two phases, and what a step's bytes are.
+    "prefill", "decode", "weights", "state", "kv", "attention",
+    # What bounds an operation, the roof, and the bound with every kernel overlapped.
+    "compute", "memory", "roof", "overlapped",
+    # Batching and capacity: per-request speed, over the limit, shaded regions, free and reserved memory.
+    "per-request", "over", "region-compute", "region-compute-ink", "region-over", "free", "reserved",
+    # Latency budget, and a peak-compute bar.
+    "ttft", "tpot", "peak",
+    # GEMM/GEMV shapes: each matrix's outline and fill.
+    "input", "input-fill", "weight", "weight-fill", "output", "output-fill",
+})
+
+
+def colour(name: str) -> str:
+    """The CSS variable of a palette colour; a name outside NAMES is a mistake in the widget (KeyError)."""
+    if name not in NAMES:
+        raise KeyError(f"{name!r} is not a palette colour (sim/kit/palette.py NAMES)")
+    return f"var(--sim-{name})"
+
+
+def plot_layout(layout: dict) -> dict:
+    """A Plotly layout in the palette's colours: background, text, grid and legend follow the theme.
+    Axes given in `layout` keep their own settings; the palette fills in only their colours."""
+    themed = {
+        "paper_bgcolor": colour("surface"),
+        "plot_bgcolor": colour("surface"),
+        "font": {"color": colour("ink")},
+        **layout,
+    }
+    for axis in ("xaxis", "yaxis"):
+        themed[axis] = {"gridcolor": colour("grid"), "linecolor": colour("outline"), "zerolinecolor": colour("grid"),
+                        **themed.get(axis, {})}
+    if "legend" in themed:
+        themed["legend"] = {"bgcolor": colour("legend"), **themed["legend"]}
+    return themed
