@@ -107,7 +107,8 @@ def describe_layout(widget: kit.Widget, state: dict, view: dict, t: dict) -> lis
             figure = view["figures"].get(item.name)
             if figure is None:
                 raise DeclarationError(f"layout shows figure {item.name!r}, which render() does not draw", item.name)
-            return {"kind": "figure", "name": item.name, "alt": _word(t, item.alt or item.name),
+            # The view's own text alternative (with its numbers) where it gives one, else the TEXT's.
+            return {"kind": "figure", "name": item.name, "alt": figure.get("alt") or _word(t, item.alt or item.name),
                     "height": figure["layout"].get("height")}
         if isinstance(item, Svg):
             if item.name not in view["svg"]:

@@ -14,13 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import ModuleType
 
-from sim.kit import capacity, choices, palette
+from sim.kit import alt, capacity, choices, palette
 from sim.kit.controls import Number, Range, Select, changed_param, coerce_state, config_problems
 from sim.kit.layout import Controls, Derivations, Figure, Flag, Output, Panel, Readout, Readouts, Row, Svg, Table, Text
 from sim.kit.view import output, view
 
 __all__ = [
-    "Controls", "Derivations", "Figure", "Flag", "Number", "Output", "Panel", "Range", "Readout", "Readouts",
+    "Controls", "alt", "Derivations", "Figure", "Flag", "Number", "Output", "Panel", "Range", "Readout", "Readouts",
     "Row", "Select", "Svg", "Table", "Text", "Widget", "capacity", "choices", "config_problems", "output", "palette",
     "view", "words",
 ]

@@ -8,7 +8,7 @@ from operator import attrgetter
 
 from sim import batching, memory, model_size, presets, roofline
 from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig
-from sim.kit import Range, Widget, capacity, choices, output, palette, view
+from sim.kit import Range, Widget, alt, capacity, choices, output, palette, view
 from sim.kit.layout import Controls, Derivations, Figure, Flag, Readout, Readouts, Svg, Text
 from sim.kit.view import round_sig
 
@@ -35,6 +35,9 @@ TEXT = {
                          "图上虚线部分只是假想的数字，真要跑这么大的批，得换更大的卡、缩短上下文或把 KV 量化。",
         "throughput": "双对数坐标图：横轴批大小 B，纵轴 tok/s；蓝线总吞吐，橙线每个请求的速度，"
                       "紫色区域权重矩阵乘算力受限，红色区域显存放不下",
+        "alt.current": "B = {batch} 时总吞吐 {total} tok/s、每个请求 {per} tok/s",
+        "alt.critical": "从 B = {batch} 起权重矩阵乘算力受限",
+        "alt.limit": "显存最多放 {limit} 个请求",
         "x": "批大小 B（对数坐标）", "y": "tok/s（对数坐标）", "total": "总吞吐", "per_request": "每个请求",
         "over_curve": "{curve}（显存放不下）", "over": "显存放不下", "none_fit": "显存放不下：一个请求都放不下",
         "limit": "上限 B = {limit}", "compute_region": "权重矩阵乘算力受限", "critical": "B ≥ {batch}",
@@ -79,6 +82,9 @@ TEXT = {
                          "needs a bigger GPU, a shorter context or a quantized KV cache.",
         "throughput": "Log-log plot of tok/s against batch size B: blue total throughput, orange per-request speed, "
                       "purple band where the weight matmuls are compute-bound, red band where memory runs out",
+        "alt.current": "at B = {batch}, {total} tok/s in total and {per} tok/s per request",
+        "alt.critical": "weight matmuls compute-bound from B = {batch}",
+        "alt.limit": "memory holds at most {limit} requests",
         "x": "Batch B (log scale)", "y": "tok/s (log scale)", "total": "Total", "per_request": "Per request",
         "over_curve": "{curve} (does not fit)", "over": "Does not fit in memory",
         "none_fit": "Not even one request fits",
@@ -183,7 +189,7 @@ def render(state) -> dict:
     return view(
         s,
         outputs,
-        figures={"throughput": _figure(list(points.values()), current, limit, critical, t)},
+        figures={"throughput": _figure(list(points.values()), current, limit, critical, s["lang"])},
         svg={"table": _table(points, limit, critical, hw, m, s, t)},
         flags={"capacity": not fits, "over_capacity": fits and s["B"] > limit},
         derivations=_derivations(m, hw, current, limit, critical, s, t),
@@ -274,7 +280,8 @@ def _y_range(points) -> list[float]:
             round(math.log10(hi) + Y_PADDING_DECADES, LOG_DIGITS)]
 
 
-def _figure(points, current: batching.BatchPoint, limit: int, critical: int, t: dict) -> dict:
+def _figure(points, current: batching.BatchPoint, limit: int, critical: int, lang: str) -> dict:
+    t = TEXT[lang]
     fitting = [p for p in points if p.batch <= limit]
     # The beyond-capacity curve starts at the last fitting point so that the two pieces join.
     beyond = [p for p in points if p.batch >= limit]
@@ -336,7 +343,10 @@ def _figure(points, current: batching.BatchPoint, limit: int, critical: int, t: 
         "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
         "uirevision": "batch-throughput",
     })
-    return {"data": data, "layout": layout}
+    spoken = [t["alt.current"].format(batch=fmt_grouped(current.batch), total=fmt_sig(current.total_tokens_per_s),
+                                      per=fmt_sig(current.per_request_tokens_per_s)),
+              t["alt.critical"].format(batch=fmt_grouped(critical)), t["alt.limit"].format(limit=fmt_grouped(limit))]
+    return {"data": data, "layout": layout, "alt": alt.sentence(lang, t["throughput"], spoken)}
 
 
 def _region(x0: float, fill: str) -> dict:

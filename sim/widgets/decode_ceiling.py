@@ -29,6 +29,7 @@ from sim.kit import (
     Select,
     Text,
     Widget,
+    alt,
     capacity,
     choices,
     output,
@@ -55,6 +56,7 @@ TEXT = {
         "compute_vs_a100": "算力是 A100 的",
         "decode_vs_a100": "decode 上限是 A100 的",
         "ratios": "四张 GPU 的峰值算力与 decode 上限，都以 A100 为 1 倍",
+        "alt.gpu": "{gpu} 算力 ×{compute}、decode 上限 ×{decode}",
         "tensor_parallel": "所以下面的速度上限和每个 token 的时间按 {gpus_needed} 张卡张量并行计算：每张卡只存、只读"
                            "权重的 1/{gpus_needed}，各卡同时读，上限 = 单卡带宽 ÷（权重 ÷ 卡数）。"
                            "这是屋顶线的理想值：卡与卡之间交换激活的通信时间没有算进去，实际只会更慢。",
@@ -86,6 +88,7 @@ TEXT = {
         "compute_vs_a100": "Compute vs A100",
         "decode_vs_a100": "Decode ceiling vs A100",
         "ratios": "Peak compute and decode ceiling of four GPUs, as multiples of an A100",
+        "alt.gpu": "{gpu} compute ×{compute}, decode ceiling ×{decode}",
         "tensor_parallel": "So the ceiling and the time per token below are for {gpus_needed} GPUs in tensor "
                            "parallel: each holds and reads only 1/{gpus_needed} of the weights, all at once, so the "
                            "ceiling = one GPU's bandwidth ÷ (weights ÷ GPUs). That is the roofline's ideal: the time "
@@ -173,7 +176,7 @@ def render(state) -> dict:
                           f"= ×{decode_x:.2f}",
     }
     too_big = not capacity.fits(held, hw)
-    return view(s, outputs, figures={"ratios": ratio_figure(spec, base, t)},
+    return view(s, outputs, figures={"ratios": ratio_figure(spec, base, s["lang"])},
                 flags={"capacity": too_big, "tensor_parallel": too_big}, derivations=derivations)
 
 
@@ -201,8 +204,9 @@ def resident_bytes(s: dict, weights: float) -> float:
     return serving.weight_bytes(model_size.resident_params(presets.model(s["model"])), s["weight_dtype"])
 
 
-def ratio_figure(hw: presets.Hardware, base: presets.Hardware, t: dict) -> dict:
+def ratio_figure(hw: presets.Hardware, base: presets.Hardware, lang: str) -> dict:
     """Grouped bars: each GPU's compute and bandwidth as multiples of base's, the chosen GPU highlighted."""
+    t = TEXT[lang]
     gpus = [presets.hardware(k) for k in presets.hardware_keys()]
     names = [g.short_name for g in gpus]
     opacity = [1.0 if g.key == hw.key else 0.45 for g in gpus]
@@ -228,4 +232,6 @@ def ratio_figure(hw: presets.Hardware, base: presets.Hardware, t: dict) -> dict:
         "legend": {"orientation": "h", "x": 0, "y": 1.12},
         "uirevision": "ratios",
     })
-    return {"data": data, "layout": layout}
+    spoken = [t["alt.gpu"].format(gpu=g.short_name, compute=f"{serving.compute_ratio(g, base):.2f}",
+                                  decode=f"{serving.bandwidth_ratio(g, base):.2f}") for g in gpus]
+    return {"data": data, "layout": layout, "alt": alt.sentence(lang, t["ratios"], spoken)}

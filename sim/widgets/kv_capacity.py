@@ -21,7 +21,22 @@ import math
 
 from sim import cache, model_size, presets, serving, svg
 from sim.display import fmt_bytes, fmt_grouped, fmt_signed_bytes
-from sim.kit import Controls, Flag, Range, Readouts, Select, Svg, Text, Widget, capacity, choices, output, palette, view
+from sim.kit import (
+    Controls,
+    Flag,
+    Range,
+    Readouts,
+    Select,
+    Svg,
+    Text,
+    Widget,
+    alt,
+    capacity,
+    choices,
+    output,
+    palette,
+    view,
+)
 
 TEXT = {
     "zh": {
@@ -175,7 +190,7 @@ def render(state) -> dict:
     }
     if weights >= usable:  # nothing is left for even one request
         derivations["max_batch"] = f"{fmt_bytes(usable)} − {fmt_bytes(weights)} ≤ 0 → 0"
-    bar = memory_bar(spec, usable, {"weights": weights, "kv": kv, "state": states}, t)
+    bar = memory_bar(spec, usable, {"weights": weights, "kv": kv, "state": states}, s["lang"])
     too_big = not capacity.fits(weights, hw)
     flags = {"capacity": too_big, "overflow": left < 0 and not too_big}
     return view(s, outputs, svg={"memory": bar}, flags=flags, derivations=derivations)
@@ -200,12 +215,13 @@ def text_width(text: str, font_px: float) -> float:
     return math.fsum(font_px if ord(c) > 0x2E7F else 0.6 * font_px for c in text)
 
 
-def memory_bar(hw: presets.Hardware, usable: float, used: dict[str, float], t: dict) -> str:
+def memory_bar(hw: presets.Hardware, usable: float, used: dict[str, float], lang: str) -> str:
     """An SVG bar of the GPU's datasheet memory: weights, KV, recurrent state, then free space up to the
     `usable` share (a dashed line) or the overflow past it, then the reserved rest the engine does not use.
 
     Its words use the kit's diagram text classes (svg-label, svg-value); a value on a pale share (free,
     reserved) is a label, dark on light."""
+    t = TEXT[lang]
     width, left_x, bar_y, bar_h, legend_px = 560, 8, 34, 40, 13
     span = width - 2 * left_x
     total = math.fsum(used.values())
@@ -257,5 +273,8 @@ def memory_bar(hw: presets.Hardware, usable: float, used: dict[str, float], t: d
         legend.append(svg.text(label, {"x": lx + 16, "y": ly + 11, "class": "svg-label"}))
         lx += item_width
     title = t["bar.split"].format(gpu=hw.short_name)
-    return svg.document(width, ly + 20, title, svg.text_node("title", title), *shapes, *legend,
+    # Read aloud: the split with its numbers (the legend's labels) and where the usable memory ends.
+    spoken = alt.sentence(lang, title, [capacity, *(f"{t['share.' + kind]} {fmt_bytes(size)}"
+                                                    for kind, size in keys)])
+    return svg.document(width, ly + 20, spoken, svg.text_node("title", title), *shapes, *legend,
                         css_class="memory-bar")

@@ -17,6 +17,7 @@ from sim.kit import (
     Svg,
     Text,
     Widget,
+    alt,
     capacity,
     choices,
     output,
@@ -47,6 +48,9 @@ TEXT = {
         "intensity_note": "这里的强度只数权重、KV 与递归状态的字节，不数激活值。",
         "ops_caption": "每一步的各个操作依次执行，各自受算力或带宽限制（同一时间比例尺）",
         "bytes_caption": "每一步读写的字节（同一比例尺）",
+        "alt.point": "{name} 强度 {intensity} FLOP/B、可达 {attained} TFLOP/s",
+        "alt.ridge": "{gpu} 的拐点 {ridge} FLOP/B、屋顶 {peak} TFLOP/s",
+        "alt.bytes": "{step} 共 {total}（{parts}）",
         "x": "算术强度（FLOP/B）", "y": "可达算力（TFLOP/s）", "roof": "屋顶线", "ridge": "拐点",
         "prefill": "prefill", "decode": "decode",
         "weights_only": "decode · 权重矩阵乘", "attention": "decode · 注意力",
@@ -91,6 +95,9 @@ TEXT = {
         "ops_caption": "Each step's operations run one after another, each compute-bound or memory-bound "
                        "(one time scale)",
         "bytes_caption": "Bytes moved per step (one scale)",
+        "alt.point": "{name} at {intensity} FLOP/B, {attained} TFLOP/s",
+        "alt.ridge": "{gpu} ridge at {ridge} FLOP/B, roof {peak} TFLOP/s",
+        "alt.bytes": "{step}, {total} in all ({parts})",
         "x": "Arithmetic intensity (FLOP/B)", "y": "Attainable compute (TFLOP/s)", "roof": "Roofline",
         "ridge": "Ridge", "prefill": "prefill", "decode": "decode",
         "weights_only": "decode · weight matmuls", "attention": "decode · attention",
@@ -303,7 +310,15 @@ def _figure(hw: presets.Hardware, pre: roofline.Estimate, dec: roofline.Estimate
         "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
         "uirevision": "roofline",
     })
-    return {"data": data, "layout": layout}
+    # What the plot shows, with its numbers: each point where it sits, then the roof (read aloud as one sentence).
+    points = [(t["prefill"], pre.intensity, pre.attained_flops_per_s),
+              (t["decode"], dec.intensity, dec.attained_flops_per_s)]
+    points += [(name, op.intensity, op.flops / op.time_s) for op, name in
+               ((dec.op("matmuls"), t["weights_only"]), (dec.op("attention"), t["attention"])) if op and op.flops]
+    spoken = [t["alt.point"].format(name=name, intensity=fmt_sig(i), attained=fmt_sig(a / 1e12))
+              for name, i, a in points]
+    spoken.append(t["alt.ridge"].format(gpu=hw.short_name, ridge=fmt_sig(ridge), peak=f"{peak_t:g}"))
+    return {"data": data, "layout": layout, "alt": alt.sentence(s["lang"], t["roofline"], spoken)}
 
 
 def _text_width(content: str, px: float) -> float:
@@ -397,4 +412,8 @@ def _byte_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> str:
         lx = label_w + j * 150
         parts.append(svg.element("rect", {"x": lx, "y": legend_y, "width": 12, "height": 12, "fill": COLOURS[kind]}))
         parts.append(svg.text(t[kind], {"x": lx + 16, "y": legend_y + 11, "class": "svg-label"}))
-    return svg.document(width, legend_y + 20, t["bars"], *parts, css_class="byte-bars")
+    spoken = [t["alt.bytes"].format(step=label, total=fmt_bytes(e.bytes), parts=alt.parts(s["lang"], (
+        f"{t[kind]} {fmt_bytes(e.bytes_by_kind[kind])}" for kind in ("weights", "state", "kv"))))
+        for label, e in _steps(pre, dec, s)]
+    return svg.document(width, legend_y + 20, alt.sentence(s["lang"], t["bars"], spoken), *parts,
+                        css_class="byte-bars")

@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
-from tests.browser.conftest import READY_TIMEOUT_MS, show_figures
+from tests.browser.conftest import READY_TIMEOUT_MS, cpython_view, open_ready, show_figures, wait_for_output
 
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 PAGES = ("", "prefill-decode/", "inference-vs-training/", "en/", "en/prefill-decode/", "en/inference-vs-training/")
@@ -83,3 +84,32 @@ def test_every_page_passes_axe_and_fits_a_phone(browser, server, path, width):
         assert errors == []
     finally:
         context.close()
+
+
+def test_plots_state_their_numbers_and_readouts_are_announced_once_the_input_settles(site_page, server):
+    widget = open_ready(site_page, server.origin + "/en/prefill-decode/")
+    show_figures(widget)
+    plot = widget.locator('[data-figure="roofline"]')
+    state = site_page.evaluate("window.inferlab.widgets.find(w => w.id === 'roofline').initial")  # the lesson's
+    expected = cpython_view("roofline", state)["figures"]["roofline"]["alt"]
+    expect(plot).to_have_attribute("aria-label", expected)
+    assert "TFLOP/s" in expected and "FLOP/B" in expected
+    # Outputs are not live regions; the announcer is, and says the readouts once, after the input settles.
+    assert widget.locator('output[aria-live="off"]').count() == widget.locator("output").count() > 0
+    site_page.evaluate("""() => { window.announced = [];
+        const node = document.querySelector('#roofline .widget-announce');
+        new MutationObserver(() => window.announced.push(node.textContent))
+          .observe(node, {childList: true, characterData: true, subtree: true}); }""")
+    box = widget.locator('input[type="number"][name="B"]')
+    for batch in ("8", "16", "32"):  # three quick changes, as a drag makes
+        box.fill(batch)
+        box.press("Enter")
+    after = cpython_view("roofline", {**state, "B": 32})
+    wait_for_output(widget, "decode_ms", after["outputs"]["decode_ms"]["value"])
+    new = after["figures"]["roofline"]["alt"]
+    expect(plot).to_have_attribute("aria-label", new)
+    site_page.wait_for_function("() => window.announced.length > 0")
+    site_page.wait_for_timeout(1200)
+    announced = site_page.evaluate("window.announced")
+    assert len(announced) == 1, announced
+    assert after["outputs"]["decode_ms"]["text"] in announced[0]

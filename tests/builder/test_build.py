@@ -56,7 +56,7 @@ def test_widget_is_pre_rendered_by_the_simulator(demo_site):
     page = (demo_site / "demo" / "index.html").read_text(encoding="utf-8")
     view = widgets.render("roofline", {"T": 2048, "B": 58, "context": 4096, "lang": "zh"})
     assert '<section class="widget widget-roofline" data-widget="roofline" id="roofline" data-state="loading"' in page
-    shown = re.findall(r'<output(?: class="[^"]*")? name="([^"]+)" data-value="([^"]*)">([^<]*)</output>', page)
+    shown = re.findall(r'<output(?: class="[^"]*")? name="([^"]+)" data-value="([^"]*)" aria-live="off">([^<]*)</output>', page)
     assert {"prefill_ms", "decode_ms", "tokens_per_s", "memory_gb", "max_batch", "prefill_bound"} <= {n for n, _, _ in shown}
     for name, value, text in shown:
         assert (value, text) == (str(js_number(view["outputs"][name]["value"])), view["outputs"][name]["text"]), name

@@ -124,6 +124,7 @@ export class Widget {
       }
     }
     this.statusText.parentElement.hidden = true;
+    if (source) this.announceSoon();
     this.page.viewApplied(this, view);
   }
 
@@ -142,9 +143,26 @@ export class Widget {
       const element = this.section.querySelector(`[data-figure="${id}"]`);
       // A copy in concrete colours: plotly.js writes defaults into what it is given, and the view keeps
       // Python's figure untouched.
-      if (element) window.Plotly.react(element, withColours(figure.data), withColours(figure.layout), PLOT_CONFIG);
+      if (!element) continue;
+      if (figure.alt && element.getAttribute("aria-label") !== figure.alt) element.setAttribute("aria-label", figure.alt);
+      window.Plotly.react(element, withColours(figure.data), withColours(figure.layout), PLOT_CONFIG);
     }
     this.figuresDrawn = true;
+  }
+
+  // What the student changed, said once: the readouts as they stand a moment after the input settles, not every
+  // step of a drag (the outputs themselves are not live regions).
+  announceSoon() {
+    clearTimeout(this.announceTimer);
+    this.announceTimer = setTimeout(() => {
+      const said = [...this.section.querySelectorAll("[data-announce]")]
+        .filter((node) => !node.closest("[hidden]"))
+        .map((node) => [...node.querySelectorAll(".readout-label, output")].map((part) => part.textContent.trim())
+          .filter(Boolean).join(" ") || node.textContent.trim())
+        .join("; ");
+      const announcer = this.section.querySelector(".widget-announce");
+      if (announcer && said && announcer.textContent !== said) announcer.textContent = said;
+    }, 1000);
   }
 
   // Copy the link to this scenario and say so; where the clipboard is refused (an insecure origin, a denied
