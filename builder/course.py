@@ -36,10 +36,6 @@ class Course:
         """The lessons written in `lang`, in plan order."""
         return [self.written[(lang, s)] for s in self.plan if (lang, s) in self.written]
 
-    def still_to_come(self, lang: str) -> list[tuple[str, str]]:
-        """(slug, title) of every planned lesson not written in `lang`, in plan order."""
-        return [(s, self.upcoming[(lang, s)]) for s in self.plan if (lang, s) in self.upcoming]
-
     def plan_in(self, lang: str) -> list[tuple[str, SourceLesson | None, str]]:
         """(slug, lesson or None, title) of every planned lesson in plan order: the course map of `lang`'s home
         page, each lesson written in that language or still to come there."""

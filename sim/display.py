@@ -36,6 +36,18 @@ def fmt_pct(fraction: float, decimals: int = 0) -> str:
     return f"{fraction * 100:,.{decimals}f}%"
 
 
+def fmt_share(fraction: float) -> str:
+    """A share as a percentage that reads 0% or 100% only when it is exactly that: 0%, 4.2%, 99.96%."""
+    x = fraction * 100
+    if x in (0, 100):
+        return f"{x:g}%"
+    for decimals in range(1, 7):
+        text = f"{x:.{decimals}f}"
+        if 0 < float(text) < 100:
+            return f"{text}%"
+    return f"{x:g}%"
+
+
 def fmt_ms(seconds: float) -> str:
     """A step time in milliseconds with two decimals (15.39 ms), more for sub-millisecond steps."""
     ms = seconds * 1e3

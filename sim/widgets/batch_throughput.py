@@ -7,7 +7,7 @@ import math
 from operator import attrgetter
 
 from sim import batching, memory, model_size, presets, roofline
-from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig
+from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_share, fmt_sig
 from sim.kit import Range, Widget, alt, capacity, choices, output, palette, view
 from sim.kit.layout import Controls, Derivations, Figure, Flag, Readout, Readouts, Svg, Text
 from sim.kit.view import round_sig
@@ -227,7 +227,7 @@ def _derivations(m: presets.Model, hw: presets.Hardware, p: batching.BatchPoint,
     bounds = [t["op_bound"].format(op=t[f"op.{op.name}"], intensity=fmt_sig(op.intensity),
                                    cmp=">" if op.bound == "compute" else "≤", ridge=fmt_sig(ridge),
                                    bound=t[op.bound], time=fmt_ms(op.time_s)) for op in e.ops]
-    share = _pct(e.compute_bound_time_s / e.time_s * 100)
+    share = fmt_share(e.compute_bound_time_s / e.time_s)
     matmuls = e.op("matmuls")
     return {
         "step_ms": (" + ".join(terms) + " = " + " + ".join(fmt_ms(op.time_s) for op in e.ops) + f" = {fmt_ms(e.time_s)}"
@@ -248,17 +248,6 @@ def _derivations(m: presets.Model, hw: presets.Hardware, p: batching.BatchPoint,
             per_request=fmt_sig(matmuls.flops / p.batch / matmuls.bytes), ridge=fmt_sig(ridge, 4),
             batch=fmt_grouped(critical)),
     }
-
-
-def _pct(x: float) -> str:
-    """A percentage that reads 0% or 100% only when it is exactly that: 0%, 4.2%, 99.96%."""
-    if x in (0, 100):
-        return f"{x:g}%"
-    for decimals in range(1, 7):
-        text = f"{x:.{decimals}f}"
-        if 0 < float(text) < 100:
-            return f"{text}%"
-    return f"{x:g}%"
 
 
 def _plotted(speed: float) -> float:

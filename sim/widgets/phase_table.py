@@ -11,7 +11,7 @@ note, like the derivation, the split.
 from __future__ import annotations
 
 from sim import model_size, presets, roofline, serving
-from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig
+from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_share, fmt_sig
 from sim.kit import Controls, Derivations, Flag, Range, Row, Table, Text, Widget, capacity, choices, output, view
 
 STATE_DTYPE = "fp32"
@@ -207,13 +207,13 @@ def render(state) -> dict:
         "prefill_bound": t["clause_sep"].join((
             _op_times(pre, t),
             t["bound_share"].format(compute=fmt_ms(pre.compute_bound_time_s), total=fmt_ms(pre.time_s),
-                                    share=_share(pre.compute_bound_time_s, pre.time_s),
+                                    share=fmt_share(pre.compute_bound_time_s / pre.time_s),
                                     bound=_bound_words(pre.bound, pre.mixed, t)))),
         "decode_bound": t["clause_sep"].join((
             t["decode_ops_steps"].format(first=_op_times(first, t), last=_op_times(last, t)),
             t["bound_share"].format(compute=format_duration(run.compute_bound_time_s),
                                     total=format_duration(run.time_s),
-                                    share=_share(run.compute_bound_time_s, run.time_s),
+                                    share=fmt_share(run.compute_bound_time_s / run.time_s),
                                     bound=_bound_words(run.bound, decode_mixed, t)))),
         "prefill_share": t["share"].format(x=fmt_ms(pre.time_s), a=fmt_ms(pre.time_s),
                                            b=format_duration(run.time_s), p=format_percent(prefill_share)),
@@ -271,18 +271,6 @@ def _step_derivation(e: roofline.Estimate, hw: presets.Hardware, t: dict) -> str
                                      time=fmt_ms(e.overlapped_time_s)))
 
 
-def _share(part: float, whole: float) -> str:
-    """part ÷ whole as a percentage that reads 0% or 100% only when it is exactly that: 0%, 99.96%."""
-    x = part / whole * 100
-    if x in (0, 100):
-        return f"{x:g}%"
-    for decimals in range(1, 7):
-        text = f"{x:.{decimals}f}"
-        if 0 < float(text) < 100:
-            return f"{text}%"
-    return f"{x:g}%"
-
-
 def format_duration(seconds: float) -> str:
     """Milliseconds below a second (15.39 ms), seconds above (7.70 s)."""
     return f"{seconds:,.2f} s" if seconds >= 1 else fmt_ms(seconds)
@@ -292,4 +280,4 @@ def format_percent(x: float) -> str:
     """A percentage to three significant digits (99.8%, 0.199%), more where three would round a share
     short of 100% up to it (99.96%, not 100.0%)."""
     text = fmt_sig(x)
-    return f"{text}%" if x >= 100 or float(text.replace(",", "")) < 100 else _share(x, 100)
+    return f"{text}%" if x >= 100 or float(text.replace(",", "")) < 100 else fmt_share(x / 100)
