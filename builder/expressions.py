@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from sim import batching, cache, latency, memory, model_size, presets, roofline, serving
+from sim import batching, cache, kv_layout, latency, memory, model_size, presets, roofline, scheduler, serving, traces
 from sim.display import fmt_bytes, fmt_fixed, fmt_flops, fmt_gb, fmt_grouped, fmt_mb, fmt_ms, fmt_pct, fmt_sig
 
 
@@ -32,6 +32,8 @@ def namespace() -> dict:
         "bytes_": fmt_bytes, "flops_": fmt_flops, "gb": fmt_gb, "mb": fmt_mb,
         # inference-vs-training: a request end to end, batching, the serving metrics
         "serving": serving, "batching": batching, "latency": latency,
+        "scheduler": scheduler, "traces": traces,  # kv-cache-serving: batching-timeline
+        "kv_layout": kv_layout,  # kv-cache-serving: kv-blocks (where the KV lives, sharing, preemption)
         "decode_run": serving.decode_run, "batch_point": batching.batch_point, "request": latency.request,
         # plain helpers
         "round": round, "min": min, "max": max, "abs": abs, "int": int, "math": math,

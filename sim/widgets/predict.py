@@ -90,7 +90,9 @@ def render(state) -> dict:
 
 
 def with_unit(number: str, unit: str) -> str:
-    """A number and its unit: "154 tok/s", but "98.4%" and "153×"."""
+    """A number and its unit: "154 tok/s", but "98.4%" and "153×", and a count without a unit just "85"."""
+    if not unit:
+        return number
     return f"{number}{unit}" if unit in NO_SPACE_UNITS else f"{number} {unit}"
 
 

@@ -16,7 +16,8 @@ from playwright.sync_api import expect
 from tests.browser.conftest import READY_TIMEOUT_MS, cpython_view, open_ready, show_figures, wait_for_output
 
 AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
-PAGES = ("", "prefill-decode/", "inference-vs-training/", "en/", "en/prefill-decode/", "en/inference-vs-training/")
+PAGES = ("", "prefill-decode/", "inference-vs-training/", "kv-cache-serving/", "en/", "en/prefill-decode/",
+         "en/inference-vs-training/", "en/kv-cache-serving/")
 WIDTHS = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 375, "height": 812}}
 # WCAG 2.2 A and AA, and axe's best practices (landmarks, headings, regions) as well.
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]

@@ -15,8 +15,9 @@ from tests.browser.conftest import browser_view, cpython_view, open_ready, wait_
 
 LESSON = "en/inference-vs-training/"
 PREFILL_DECODE = "en/prefill-decode/"
+KV_CACHE_SERVING = "en/kv-cache-serving/"
 PREDICT_BOXES = tuple((LESSON, box) for box in ("q2", "q2-gap", "q3", "q4", "q5", "q6", "q6-share", "q8")) + (
-    (PREFILL_DECODE, "q-speed"),)
+    (PREFILL_DECODE, "q-speed"),) + tuple((KV_CACHE_SERVING, box) for box in ("q-reserve", "q-held", "q-paged", "q-swap"))
 CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")  # CJK scripts, ideographs, full-width forms
 
 
@@ -50,6 +51,9 @@ CHANGES = (
     Change("estimate-stepper", 'select[name="hardware"]', "a100-sxm-80gb", {"hardware": "a100-sxm-80gb"},
            "naive_ms", PREFILL_DECODE),
     Change("matmul-shapes", 'input[name="T"]', "2048", {"T": 2048}, "gemm_intensity", PREFILL_DECODE),
+    Change("batching-timeline", 'input[name="max_batch"]', "4", {"max_batch": 4}, "throughput_tokens_per_s",
+           KV_CACHE_SERVING),
+    Change("kv-blocks", 'select[name="model"]', "qwen3-32b", {"model": "qwen3-32b"}, "max_requests", KV_CACHE_SERVING),
 )
 
 
@@ -137,6 +141,7 @@ def test_every_prediction_box_becomes_ready_and_grades_its_own_answer_right_in_e
 @pytest.mark.parametrize("lesson, marks", [
     (LESSON, ("Inference is not training", "Show the answer to question 9")),
     (PREFILL_DECODE, ("Tom gave the apple to", "Tom · gave · the · apple · to")),
+    (KV_CACHE_SERVING, ("Why 1.56×, not 36.9×", "How much does beam search save?")),
 ])
 def test_the_visible_text_has_no_chinese(site_page, server, lesson, marks):
     site_page.goto(server.url(lesson))

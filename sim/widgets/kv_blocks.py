@@ -1,0 +1,477 @@
+"""KV blocks: where many requests' KV cache lives in GPU memory, reserved contiguously or paged in blocks.
+
+The physics and every convention are in sim/kv_layout.py: shares are averages over every step of every request
+of a trace preset (1,000 requests, seed 0), max_requests the requests that fit at once on average beside the whole
+checkpoint, each with its fixed recurrent state (FP32) apart from the KV. The memory map is one moment
+(kv_layout.snapshot): the first 8,192 slots of the KV pool, the trace's requests admitted in order while they fit,
+each at a seeded step of its output, drawn at one pixel per slot. The bar is the whole GPU with max_requests
+running. The table puts the four policies side by side on the same requests.
+
+Like every widget with a model and a GPU it carries the shared capacity flag (sim/kit/capacity.py).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+
+from sim import cache, kv_layout, model_size, presets, svg, traces
+from sim.display import fmt_bytes, fmt_grouped, fmt_share, fmt_sig
+from sim.kit import (
+    Controls,
+    Flag,
+    Range,
+    Readout,
+    Readouts,
+    Select,
+    Svg,
+    Text,
+    Widget,
+    alt,
+    capacity,
+    choices,
+    output,
+    palette,
+    view,
+)
+
+STATE_DTYPE = "fp32"
+WINDOW_SLOTS = 4 * kv_layout.MAX_TOKENS  # the map: four max-length reservations
+ROW_SLOTS = 512  # slots per row of the map, one pixel each
+CELL_SLOTS = 16  # the map's grid, and the resolution at which a request's slots are outlined
+HIGHLIGHT = (0, 0)  # (request, sample) outlined in the map: the trace's first request
+
+TEXT = {
+    "zh": {
+        "title": "KV cache 放在哪：连续预留还是分页",
+        "policy": "显存怎么分给请求",
+        "policy=contiguous-max": "连续 · 按最大长度预留",
+        "policy=contiguous-pow2": "连续 · 按 2 的幂预留",
+        "policy=contiguous-oracle": "连续 · 按真实长度预留（先知）",
+        "policy=paged": "分页 · 写到哪分到哪",
+        "block_size": "块大小（每块多少 token，只对分页有效）",
+        "trace": "请求长度",
+        "trace=orca": "Orca 的合成负载：提示 32–512、输出 1–128 token",
+        "trace=chat": "类聊天：提示 32–1,024、输出 1–1,024 token",
+        "prefix_tokens": "共享的系统提示（token，接在每个提示前面）",
+        "samples": "每个请求并行采样几份",
+        "token_share": "KV 显存里真正存着 token 的比例",
+        "reserved_share": "为还没生成的 token 预留着",
+        "fragmentation_share": "永远用不上（内部碎片）",
+        "max_requests": "平均同时放得下的请求数",
+        "versus_max": "是「按最大长度预留」的 {ratio} 倍",
+        "waste_per_request_tokens": "每个序列平均空着的槽（预留 + 用不上）",
+        "kv_per_request": "一个请求平均占的 KV",
+        "state_per_sequence": "每个序列的递归状态（不分页）",
+        "shared_saving_bytes": "共享块省下的 KV 显存",
+        "unit.slots": "个槽",
+        "block_size_unused": "连续预留不分块，块大小在这里不起作用。",
+        "sharing_unused": "连续预留做不到共享：系统提示和每份采样的提示，都是每个序列各存一份。",
+        "note": "一个槽存一个 token 在所有全注意力层的 K 和 V。比例按每个请求一生中的每一步平均（每步同等权重），"
+                "相当于一台忙碌的服务器随便某一刻的样子；请求数是平均同时放得下的个数。混合模型每个序列另有一份"
+                "固定大小的递归状态（FP32），不分页，算进请求数，不算进比例。没有模拟外部碎片：连续预留一个挨一个摆放。",
+        "map": "某一刻的 KV 池，描边的是第 1 个请求的 KV",
+        "map.scale": "一个像素一个槽：每行 {row} 个，每格 {cell} 个",
+        "map.title": "某一刻：前 {slots} 个槽里放下 {requests} 个请求",
+        "map.empty": "显存里没有留给 KV 的地方",
+        "map.label": "KV 池示意图",
+        "map.piece": "第 1 个请求（描边）的 KV 分在 {pieces} 处",
+        "state.token": "存着 token",
+        "state.shared": "共享块",
+        "state.reserved": "预留给以后的 token",
+        "state.never-used": "永远用不上",
+        "state.free": "空闲",
+        "legend.item": "{label}：{slots}",
+        "bar": "整张卡的显存，平均同时放得下的那么多请求在跑时",
+        "bar.title": "{gpu} 的 {gb} GB：跑 {requests} 个请求时",
+        "bar.label": "整卡显存条",
+        "part.weights": "权重",
+        "part.state": "递归状态",
+        "part.token": "KV：存着 token",
+        "part.reserved": "KV：预留",
+        "part.never-used": "KV：用不上",
+        "part.free": "空闲",
+        "table": "四种分配方式，同一批请求（{trace}；{model}，{gpu}；分页块大小 {block}）",
+        "table.label": "四种分配方式对比",
+        "col.policy": "分配方式",
+        "col.token_share": "存 token 的比例",
+        "col.reserved": "预留",
+        "col.never_used": "用不上",
+        "col.kv_per_request": "每个请求的 KV",
+        "col.max_requests": "同时放得下",
+        "trace_short=orca": "Orca 负载",
+        "trace_short=chat": "类聊天负载",
+        "how.token_share": "存 token {tokens} ÷（存 token {tokens} + 预留 {reserved} + 用不上 {never}）= {share}",
+        "how.max_requests": "⌊可用 {free} ÷（每个请求的 KV {kv} + {samples} × 递归状态 {state}）⌋ = {n}",
+        "how.max_requests_prefix": "⌊（可用 {free} − 共享前缀的块 {shared} − 前缀末尾的递归状态 {prefix_state}）÷"
+                                   "（每个请求的 KV {kv} + {samples} × 递归状态 {state}）⌋ = {n}",
+        "how.none_fit": "权重 {weights} 已经占满 {memory} → 0",
+        "how.waste_paged": "只有每个序列的最后一块可能没写满：平均 {empty} 个空槽 < 块大小 {block}",
+        "how.waste_contiguous": "每个序列平均预留 {reserved} 个、用不上 {never} 个槽",
+        "how.saving": "{n} 个请求各自映射、不必复制的块 − 前缀自己存的那一份 = {saving}",
+        "how.kv_per_request": "每步平均占 {slots} 个槽 × 每个 token {per_token} = {kv}",
+    },
+    "en": {
+        "title": "Where the KV cache lives: reserved contiguously, or paged",
+        "policy": "How memory is handed to requests",
+        "policy=contiguous-max": "Contiguous · reserve the max length",
+        "policy=contiguous-pow2": "Contiguous · reserve a power of two",
+        "policy=contiguous-oracle": "Contiguous · reserve the true length (oracle)",
+        "policy=paged": "Paged · blocks as tokens are written",
+        "block_size": "Block size (tokens per block; paged only)",
+        "trace": "Request lengths",
+        "trace=orca": "Orca's synthetic trace: prompts 32–512, outputs 1–128 tokens",
+        "trace=chat": "Chat-like: prompts 32–1,024, outputs 1–1,024 tokens",
+        "prefix_tokens": "Shared system prompt (tokens, in front of every prompt)",
+        "samples": "Parallel samples per request",
+        "token_share": "Share of KV memory that holds tokens",
+        "reserved_share": "Reserved for tokens not yet generated",
+        "fragmentation_share": "Never used (internal fragmentation)",
+        "max_requests": "Requests that fit at once, on average",
+        "versus_max": "{ratio}× what reserving the max length fits",
+        "waste_per_request_tokens": "Empty slots per sequence (reserved + never used)",
+        "kv_per_request": "KV a request holds, on average",
+        "state_per_sequence": "Recurrent state per sequence (not paged)",
+        "shared_saving_bytes": "KV memory the shared blocks save",
+        "unit.slots": "slots",
+        "block_size_unused": "Contiguous reservations have no blocks: the block size does nothing here.",
+        "sharing_unused": "Contiguous reservations cannot share: each sequence keeps its own copy of the system "
+                          "prompt and of its samples' prompt.",
+        "note": "A slot holds one token's K and V in every full-attention layer. Shares are averaged over every step "
+                "of every request's life (each step counts the same), what a busy server looks like at a random "
+                "moment; requests are how many fit at once on average. A hybrid keeps a fixed-size recurrent state "
+                "(FP32) per sequence as well: not paged, counted in the requests, not in the shares. External "
+                "fragmentation is not simulated: contiguous reservations are packed end to end.",
+        "map": "The KV pool at one moment, request 1's KV outlined",
+        "map.scale": "a pixel per slot: {row} a row, {cell} a cell",
+        "map.title": "One moment: {requests} requests in the first {slots} slots",
+        "map.empty": "No memory is left for KV",
+        "map.label": "Map of the KV pool",
+        "map.piece": "request 1 (outlined) has its KV in {pieces} places",
+        "state.token": "Holds a token",
+        "state.shared": "Shared block",
+        "state.reserved": "Reserved for later tokens",
+        "state.never-used": "Never used",
+        "state.free": "Free",
+        "legend.item": "{label}: {slots}",
+        "bar": "The whole GPU's memory, with as many requests running as fit on average",
+        "bar.title": "{gpu} {gb} GB with {requests} requests running",
+        "bar.label": "The whole GPU's memory",
+        "part.weights": "Weights",
+        "part.state": "Recurrent state",
+        "part.token": "KV: tokens",
+        "part.reserved": "KV: reserved",
+        "part.never-used": "KV: never used",
+        "part.free": "Free",
+        "table": "The four policies on the same requests ({trace}; {model} on {gpu}; paged blocks of {block})",
+        "table.label": "The four policies compared",
+        "col.policy": "Policy",
+        "col.token_share": "Holds tokens",
+        "col.reserved": "Reserved",
+        "col.never_used": "Never used",
+        "col.kv_per_request": "KV per request",
+        "col.max_requests": "Fit at once",
+        "trace_short=orca": "Orca trace",
+        "trace_short=chat": "chat-like trace",
+        "how.token_share": "tokens {tokens} ÷ (tokens {tokens} + reserved {reserved} + never used {never}) = {share}",
+        "how.max_requests": "⌊free {free} ÷ (KV per request {kv} + {samples} × recurrent state {state})⌋ = {n}",
+        "how.max_requests_prefix": "⌊(free {free} − the prefix's shared blocks {shared} − the recurrent state at its "
+                                   "end {prefix_state}) ÷ (KV per request {kv} + {samples} × recurrent state {state})⌋"
+                                   " = {n}",
+        "how.none_fit": "the weights {weights} fill the {memory} → 0",
+        "how.waste_paged": "only a sequence's last block can be partly empty: {empty} empty slots on average "
+                           "< block size {block}",
+        "how.waste_contiguous": "per sequence, on average {reserved} slots reserved and {never} never used",
+        "how.saving": "blocks {n} requests map instead of copying − the prefix's own copy = {saving}",
+        "how.kv_per_request": "{slots} slots per step on average × {per_token} per token = {kv}",
+    },
+}
+
+
+@dataclass(frozen=True)
+class PowersOfTwo(Range):
+    """A log slider over the powers of two from min to max; anything between snaps to the nearest power."""
+
+    log: bool = True
+
+    def coerce(self, value) -> int:
+        whole = super().coerce(value)  # a whole number in range, or the default
+        mantissa, exponent = math.frexp(whole)  # whole = mantissa x 2**exponent, 0.5 <= mantissa < 1
+        return 2**exponent if 2 * mantissa * mantissa > 1 else 2 ** (exponent - 1)
+
+    def stops(self) -> tuple[int, ...]:
+        return tuple(2**k for k in range(self.min.bit_length() - 1, self.max.bit_length()))
+
+    def slider_position(self, value: int) -> int:
+        return self.stops().index(self.coerce(value))
+
+    def problem(self, value) -> str | None:
+        if value not in self.stops() or isinstance(value, bool):
+            return f"{self.name} must be a power of two from {self.min} to {self.max}, got {value!r}"
+        return None
+
+
+WIDGET = Widget(
+    controls=(
+        Select("policy", default="contiguous-max", options=kv_layout.POLICIES, style="buttons"),
+        PowersOfTwo("block_size", default=kv_layout.DEFAULT_BLOCK_SIZE, min=1, max=kv_layout.BLOCK_SIZES[-1]),
+        Select("trace", default="orca", options=traces.PRESETS, style="buttons"),
+        choices.model(),
+        choices.hardware(),
+        Range("prefix_tokens", default=0, min=0, max=kv_layout.MAX_PREFIX_TOKENS),
+        Range("samples", default=1, min=1, max=kv_layout.MAX_SAMPLES),
+    ),
+    layout=(
+        Controls(),
+        Flag("capacity"),
+        Readouts(
+            "token_share", "reserved_share", "fragmentation_share", Readout("max_requests", note="versus_max"),
+            "waste_per_request_tokens", "kv_per_request", "state_per_sequence", "shared_saving_bytes",
+        ),
+        Flag("block_size_unused", tone="note"),
+        Flag("sharing_unused", tone="note"),
+        Svg("map", caption="map", label="map.label"),
+        Svg("bar", caption="bar", label="bar.label"),
+        Svg("table", label="table.label"),
+        Text("note"),
+    ),
+)
+
+MAP_STATES = (kv_layout.TOKEN, kv_layout.SHARED, kv_layout.RESERVED, kv_layout.NEVER_USED, kv_layout.FREE)
+COLOURS = {
+    kv_layout.TOKEN: palette.colour("kv"), kv_layout.SHARED: palette.colour("shared"),
+    kv_layout.RESERVED: palette.colour("reserved"), kv_layout.NEVER_USED: palette.colour("waste"),
+    kv_layout.FREE: palette.colour("free"), "weights": palette.colour("weights"), "state": palette.colour("state"),
+}
+
+
+def render(state) -> dict:
+    """The kv-blocks view for any state (invalid values replaced by defaults or clamped)."""
+    s = WIDGET.coerce(state)
+    t = TEXT[s["lang"]]
+    m, hw = presets.model(s["model"]), presets.hardware(s["hardware"])
+    sharing = {"prefix_tokens": s["prefix_tokens"], "samples": s["samples"]}
+    fits = {p: kv_layout.fit(m, hw, s["trace"], p, s["block_size"], state_dtype=STATE_DTYPE, **sharing)
+            for p in kv_layout.POLICIES}
+    f = fits[s["policy"]]
+    u = f.usage
+    weights = model_size.resident_weight_bytes(m)
+    base = fits["contiguous-max"].max_requests
+    ratio = f.max_requests / base if base else 0.0
+    empty = u.empty_slots_per_sequence
+    outputs = {
+        **capacity.outputs(weights, hw),
+        "token_share": output(f.token_share * 100, fmt_share(f.token_share)),
+        "reserved_share": output(f.reserved_share * 100, fmt_share(f.reserved_share)),
+        "fragmentation_share": output(f.never_used_share * 100, fmt_share(f.never_used_share)),
+        "max_requests": output(f.max_requests, fmt_grouped(f.max_requests)),
+        "versus_max": output(ratio, t["versus_max"].format(ratio=fmt_sig(ratio))),
+        "waste_per_request_tokens": output(empty, f"{fmt_sig(empty)} {t['unit.slots']}"),
+        "kv_per_request": output(f.kv_bytes_per_request / 1e6, fmt_bytes(f.kv_bytes_per_request)),
+        "state_per_sequence": output(f.state_bytes_per_sequence / 1e6, fmt_bytes(f.state_bytes_per_sequence)),
+        "shared_saving_bytes": output(f.sharing_saving_bytes / 1e9, fmt_bytes(f.sharing_saving_bytes)),
+    }
+    snap = kv_layout.trace_snapshot(s["trace"], s["policy"], s["block_size"], s["prefix_tokens"], s["samples"],
+                                    min(WINDOW_SLOTS, kv_layout.budget_slots(m, hw)))
+    contiguous = s["policy"] != "paged"
+    flags = {
+        "capacity": not capacity.fits(weights, hw),
+        "block_size_unused": contiguous,
+        "sharing_unused": contiguous and (s["prefix_tokens"] > 0 or s["samples"] > 1),
+    }
+    return view(s, outputs, svg={"map": memory_map(snap, s["lang"]), "bar": memory_bar(f, hw, s["lang"]),
+                                 "table": policy_table(fits, m, hw, s, t)},
+                flags=flags, derivations=_derivations(f, m, hw, weights, t))
+
+
+def _derivations(f: kv_layout.Fit, m: presets.Model, hw: presets.Hardware, weights: int, t: dict) -> dict:
+    u = f.usage
+    per_sequence = u.steps * u.samples
+    if f.max_requests:
+        requests = t["how.max_requests_prefix" if u.shared_prefix_slots else "how.max_requests"].format(
+            free=fmt_bytes(f.free_bytes), shared=fmt_bytes(f.shared_prefix_bytes),
+            prefix_state=fmt_bytes(f.prefix_state_bytes), kv=fmt_bytes(f.kv_bytes_per_request), samples=u.samples,
+            state=fmt_bytes(f.state_bytes_per_sequence), n=fmt_grouped(f.max_requests))
+    else:
+        requests = t["how.none_fit"].format(weights=fmt_bytes(weights), memory=fmt_bytes(hw.memory_bytes))
+    waste = (t["how.waste_paged"].format(empty=fmt_sig(u.empty_slots_per_sequence), block=u.block_size)
+             if u.policy == "paged" else
+             t["how.waste_contiguous"].format(reserved=fmt_sig(u.reserved_slot_steps / per_sequence),
+                                               never=fmt_sig(u.never_used_slot_steps / per_sequence)))
+    return {
+        "token_share": t["how.token_share"].format(
+            tokens=fmt_bytes(f.token_bytes), reserved=fmt_bytes(f.reserved_bytes), never=fmt_bytes(f.never_used_bytes),
+            share=fmt_share(f.token_share)),
+        "max_requests": requests,
+        "waste_per_request_tokens": waste,
+        "kv_per_request": t["how.kv_per_request"].format(
+            slots=fmt_sig(u.slots_per_request), per_token=f"{fmt_grouped(cache.kv_bytes_per_token(m))} B",
+            kv=fmt_bytes(f.kv_bytes_per_request)),
+        "shared_saving_bytes": t["how.saving"].format(n=fmt_grouped(f.max_requests),
+                                                      saving=fmt_bytes(f.sharing_saving_bytes)),
+    }
+
+
+# --- the memory map ------------------------------------------------------------------------------------------
+
+MAP_LEFT, MAP_TOP, ROW_PX = 8, 26, 16
+LEGEND_ROW_PX, LEGEND_COLUMN_PX = 20, 262
+
+
+def memory_map(snap: kv_layout.Snapshot, lang: str) -> str:
+    """The KV pool at the snapshot, one pixel per slot, ROW_SLOTS a row: one path per state, block grid lines
+    (paged), a gap between contiguous reservations, and the cells holding request 1's KV outlined."""
+    t = TEXT[lang]
+    width = MAP_LEFT * 2 + ROW_SLOTS
+    rows = -(-snap.capacity // ROW_SLOTS)
+    bottom = MAP_TOP + rows * ROW_PX
+    title = (t["map.title"].format(slots=fmt_grouped(snap.capacity), requests=fmt_grouped(snap.requests))
+             if snap.capacity else t["map.empty"])
+    shapes = [svg.text(title, {"x": MAP_LEFT, "y": 17, "class": "svg-label"})]
+    counts = {state: snap.slots(state) for state in MAP_STATES}
+    for state in MAP_STATES:
+        d = "".join(_rect_path(start, n) for start, n, st in snap.runs if st == state)
+        if d:
+            shapes.append(svg.element("path", {"d": d, "fill": COLOURS[state], "data-state": state},
+                                      svg.text_node("title", f"{t['state.' + state]}: {fmt_grouped(counts[state])}")))
+    lines = "".join(f"M{MAP_LEFT} {MAP_TOP + r * ROW_PX}h{ROW_SLOTS}" for r in range(rows + 1))
+    if snap.policy == "paged":
+        step = max(snap.block_size, CELL_SLOTS)
+        lines += "".join(f"M{MAP_LEFT + x} {MAP_TOP}V{bottom}" for x in range(0, ROW_SLOTS + 1, step))
+    if rows:
+        shapes.append(svg.element("path", {"d": lines, "stroke": palette.colour("grid"), "stroke-width": 1,
+                                           "fill": "none"}))
+    if snap.policy != "paged":  # a gap where one reservation ends and the next begins
+        gaps = "".join(_tick(p.start) for p in snap.sequences if p.start)
+        if gaps:
+            shapes.append(svg.element("path", {"d": gaps, "stroke": palette.colour("surface"), "stroke-width": 2}))
+    cells, pieces = _highlight(snap)
+    if cells:
+        d = "".join(_rect_path(c * CELL_SLOTS, n * CELL_SLOTS) for c, n in cells)
+        shapes.append(svg.element("path", {"d": d, "fill": "none", "stroke": palette.colour("ink"),
+                                           "stroke-width": 1.5, "data-highlight": "request-1"}))
+    legend = [(t["state." + state], COLOURS[state], counts[state]) for state in MAP_STATES
+              if counts[state] or state != kv_layout.SHARED]
+    items, y = _legend([(t["legend.item"].format(label=label, slots=fmt_grouped(n)), colour)
+                        for label, colour, n in legend], bottom + 12)
+    spoken_pieces = t["map.piece"].format(pieces=fmt_grouped(pieces)) if pieces else None
+    if spoken_pieces:
+        items.append(svg.text(spoken_pieces, {"x": MAP_LEFT, "y": y + 13, "class": "svg-muted"}))
+        y += LEGEND_ROW_PX
+    if rows:
+        scale = t["map.scale"].format(row=ROW_SLOTS, cell=CELL_SLOTS)
+        items.append(svg.text(scale, {"x": MAP_LEFT, "y": y + 13, "class": "svg-muted"}))
+        y += LEGEND_ROW_PX
+    parts = [t["legend.item"].format(label=label, slots=fmt_grouped(n)) for label, _, n in legend]
+    spoken = alt.sentence(lang, title, parts + ([spoken_pieces] if spoken_pieces else []))
+    return svg.document(width, y + 4, spoken, svg.text_node("title", title), *shapes, *items, css_class="kv-map")
+
+
+def _rect_path(start: int, n: int) -> str:
+    """Path commands for n slots from `start`, one rectangle per row they cross."""
+    out = []
+    while n > 0:
+        row, col = divmod(start, ROW_SLOTS)
+        w = min(n, ROW_SLOTS - col)
+        out.append(f"M{MAP_LEFT + col} {MAP_TOP + row * ROW_PX}h{w}v{ROW_PX}h{-w}z")
+        start += w
+        n -= w
+    return "".join(out)
+
+
+def _tick(slot: int) -> str:
+    row, col = divmod(slot, ROW_SLOTS)
+    return f"M{MAP_LEFT + col} {MAP_TOP + row * ROW_PX}v{ROW_PX}" if col else ""
+
+
+def _highlight(snap: kv_layout.Snapshot) -> tuple[list[tuple[int, int]], int]:
+    """Runs (first cell, cells) of the map's cells that hold request 1's KV, cut at rows; and in how many separate
+    places of memory its KV lies (1 for a contiguous reservation)."""
+    seq = next((p for p in snap.sequences if (p.request, p.sample) == HIGHLIGHT), None)
+    if seq is None:
+        return [], 0
+    b = snap.block_size
+    if snap.policy != "paged":
+        spans = [(seq.start, seq.reserved)]
+    else:
+        spans = []
+        for n in seq.blocks:
+            if spans and spans[-1][0] + spans[-1][1] == n * b:
+                spans[-1] = (spans[-1][0], spans[-1][1] + b)
+            else:
+                spans.append((n * b, b))
+    cells = sorted({c for start, n in spans for c in range(start // CELL_SLOTS, (start + n - 1) // CELL_SLOTS + 1)})
+    per_row = ROW_SLOTS // CELL_SLOTS
+    runs = []
+    for c in cells:
+        if runs and runs[-1][0] + runs[-1][1] == c and c % per_row:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1)
+        else:
+            runs.append((c, 1))
+    return runs, len(spans)
+
+
+def _legend(items, top: float) -> tuple[list[str], float]:
+    """Swatches and labels in two columns; returns the markup and the y below it."""
+    out, y = [], top
+    for k, (label, colour) in enumerate(items):
+        x = MAP_LEFT + (k % 2) * LEGEND_COLUMN_PX
+        y = top + (k // 2) * LEGEND_ROW_PX
+        out.append(svg.element("rect", {"x": x, "y": y, "width": 12, "height": 12, "fill": colour,
+                                        "stroke": palette.colour("outline"), "stroke-width": 0.5}))
+        out.append(svg.text(label, {"x": x + 16, "y": y + 11, "class": "svg-label"}))
+    return out, (y + LEGEND_ROW_PX if items else top)
+
+
+# --- the whole GPU -------------------------------------------------------------------------------------------
+
+def memory_bar(f: kv_layout.Fit, hw: presets.Hardware, lang: str) -> str:
+    """A bar of the GPU's memory with max_requests running: weights, recurrent state, KV by state, free."""
+    t = TEXT[lang]
+    width = MAP_LEFT * 2 + ROW_SLOTS
+    weights = hw.memory_bytes - f.free_bytes if f.free_bytes else hw.memory_bytes
+    running = 1 if f.max_requests else 0  # no request running holds nothing, whatever the lone-request shares
+    parts = [("weights", weights), ("state", running * f.state_bytes), (kv_layout.TOKEN, running * f.token_bytes),
+             (kv_layout.RESERVED, running * f.reserved_bytes), (kv_layout.NEVER_USED, running * f.never_used_bytes),
+             (kv_layout.FREE, max(0.0, f.left_bytes))]
+    scale = ROW_SLOTS / hw.memory_bytes
+    shapes, x = [], float(MAP_LEFT)
+    title = t["bar.title"].format(gpu=hw.short_name, gb=f"{hw.memory_bytes / 1e9:g}",
+                                  requests=fmt_grouped(f.max_requests))
+    shapes.append(svg.text(title, {"x": MAP_LEFT, "y": 17, "class": "svg-label"}))
+    for kind, size in parts:
+        w = size * scale
+        if w <= 0:
+            continue
+        shapes.append(svg.element("rect", {"x": x, "y": MAP_TOP, "width": w, "height": 24, "fill": COLOURS[kind],
+                                           "data-kind": kind},
+                                  svg.text_node("title", f"{t['part.' + kind]}: {fmt_bytes(size)}")))
+        x += w
+    shown = [(kind, size) for kind, size in parts if size > 0 or kind in ("weights", kv_layout.FREE)]
+    labels = [f"{t['part.' + kind]} {fmt_bytes(size)}" for kind, size in shown]
+    items, y = _legend([(label, COLOURS[kind]) for label, (kind, _) in zip(labels, shown)], MAP_TOP + 36)
+    return svg.document(width, y + 4, alt.sentence(lang, title, labels), svg.text_node("title", title), *shapes, *items,
+                        css_class="kv-bar")
+
+
+# --- the four policies side by side --------------------------------------------------------------------------
+
+def policy_table(fits: dict, m: presets.Model, hw: presets.Hardware, s: dict, t: dict) -> str:
+    """An HTML table: each policy's shares, KV per request and requests that fit; the chosen one current."""
+    rows = []
+    for policy, f in fits.items():
+        current = ' class="current"' if policy == s["policy"] else ""
+        rows.append(
+            f'<tr{current} data-policy="{policy}"><th scope="row">{html.escape(t["policy=" + policy])}</th>'
+            f'<td class="number">{fmt_share(f.token_share)}</td>'
+            f'<td class="number">{fmt_share(f.reserved_share)}</td>'
+            f'<td class="number">{fmt_share(f.never_used_share)}</td>'
+            f'<td class="number">{fmt_bytes(f.kv_bytes_per_request)}</td>'
+            f'<td class="number">{fmt_grouped(f.max_requests)}</td></tr>')
+    caption = t["table"].format(trace=t["trace_short=" + s["trace"]], model=m.name, gpu=hw.short_name,
+                                block=s["block_size"])
+    head = "".join(f'<th scope="col">{html.escape(t[k])}</th>' for k in (
+        "col.policy", "col.token_share", "col.reserved", "col.never_used", "col.kv_per_request", "col.max_requests"))
+    return (f'<table class="widget-table"><caption>{html.escape(caption)}</caption>'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")

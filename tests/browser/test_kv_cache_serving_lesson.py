@@ -1,0 +1,153 @@
+"""Lesson kv-cache-serving in a real Chromium with a real Pyodide: its two widgets answer an input as CPython does,
+its formula reads the kv-blocks widget, a prediction is graded right and wrong (with the named mistake), and the two
+earlier lessons link to it in both languages. (The English page's widgets and boxes are in test_english_lessons.py.)"""
+
+import json
+
+from playwright.sync_api import expect
+
+from sim import widgets
+from tests.browser.conftest import browser_view, cpython_view, open_ready, wait_for_output
+
+LESSON = "kv-cache-serving/"
+
+
+def lesson_view(page, widget_id: str, **changes) -> dict:
+    """CPython's view of a widget on this page: the lesson's settings plus changes."""
+    data = json.loads(page.locator(f"#{widget_id} script.widget-data").text_content())
+    return cpython_view(data["widget"], {**data["state"], **changes})
+
+
+def test_batching_timeline_switches_policy_and_rate_as_cpython_does(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), "batching-timeline")
+    static = lesson_view(site_page, "batching-timeline")
+    # The page reads before Python: the lesson's scenario, static batching, pre-rendered.
+    expect(widget.locator('output[name="throughput_tokens_per_s"]').first).to_have_text(
+        static["outputs"]["throughput_tokens_per_s"]["text"])
+    expect(widget.locator('output[name="continuous_gain"]').first).to_have_text("1.56×")
+    timeline = widget.locator('[data-svg="timeline"]')
+    assert timeline.locator('rect[data-kind="held"]').count() > 0  # finished members held until the batch ends
+
+    widget.locator('input[name="batching-timeline-policy"][value="continuous"]').check(force=True)
+    continuous = lesson_view(site_page, "batching-timeline", policy="continuous")
+    wait_for_output(widget, "throughput_tokens_per_s", continuous["outputs"]["throughput_tokens_per_s"]["value"])
+    expect(widget.locator('output[name="latency_per_token_p90_ms"]').first).to_have_text(
+        continuous["outputs"]["latency_per_token_p90_ms"]["text"])
+    expect(timeline.locator('rect[data-kind="held"]')).to_have_count(0)  # returned as soon as each is done
+    assert continuous["outputs"]["throughput_tokens_per_s"]["value"] > static["outputs"]["throughput_tokens_per_s"]["value"]
+    assert browser_view(site_page, "batching-timeline") == continuous
+
+    # Light load: both keep up with the arrivals, and the gain all but vanishes.
+    widget.locator('input[name="rate"]').fill("1")
+    light = lesson_view(site_page, "batching-timeline", policy="continuous", rate=1)
+    wait_for_output(widget, "continuous_gain", light["outputs"]["continuous_gain"]["value"])
+    assert light["outputs"]["continuous_gain"]["text"] == "1.01×"
+    assert browser_view(site_page, "batching-timeline") == light
+    site_page.wait_for_function("() => location.search.includes('batching-timeline.rate=1')")
+
+
+def test_kv_blocks_pages_the_kv_and_the_formula_follows(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), "kv-blocks")
+    expect(widget.locator('output[name="token_share"]').first).to_have_text("15.6%")
+    expect(widget.locator('output[name="max_requests"]').first).to_have_text("85")
+    mapped = widget.locator('[data-svg="map"]')
+    expect(mapped.locator('path[data-state="never-used"]')).to_have_count(1)
+
+    widget.locator('input[name="kv-blocks-policy"][value="paged"]').check(force=True)
+    paged = lesson_view(site_page, "kv-blocks", policy="paged")
+    wait_for_output(widget, "max_requests", 141)
+    expect(widget.locator('output[name="token_share"]').first).to_have_text("97.7%")
+    expect(widget.locator('output[name="waste_per_request_tokens"]').first).to_contain_text("7.5")
+    expect(widget.locator('.widget-table tr.current')).to_have_attribute("data-policy", "paged")
+    assert browser_view(site_page, "kv-blocks") == paged
+
+    # A bigger block wastes more of each last block.
+    widget.locator('input[name="block_size"]').fill("256")
+    big = lesson_view(site_page, "kv-blocks", policy="paged", block_size=256)
+    wait_for_output(widget, "max_requests", big["outputs"]["max_requests"]["value"])
+    expect(widget.locator('output[name="token_share"]').first).to_have_text("71.9%")
+    assert browser_view(site_page, "kv-blocks") == big
+
+    # The formula's terms read this widget: n is the requests that fit now, S the hybrid's state.
+    formula = site_page.locator("figure.formula")
+    panel = formula.locator(".term-panel")
+    formula.locator('[data-term-button="fit_requests"]').click()
+    expect(panel.locator(".term-value")).to_contain_text(big["outputs"]["max_requests"]["text"])
+    formula.locator('[data-term="state_per_sequence"]').click()
+    expect(panel.locator(".term-value")).to_contain_text("151.0 MB")
+
+
+def test_a_shared_prefix_is_stored_once_under_paging(site_page, server):
+    # The sharing section's scenario, set on the simulator as the lesson says: paged, Qwen3-32B, a 341-token prompt.
+    widget = open_ready(site_page, server.url(LESSON), "kv-blocks")
+    widget.locator('input[name="kv-blocks-policy"][value="paged"]').check(force=True)
+    widget.locator('select[name="model"]').select_option("qwen3-32b")
+    wait_for_output(widget, "max_requests", 168)
+    expect(widget.locator('[data-svg="map"] path[data-state="shared"]')).to_have_count(0)
+    widget.locator('input[name="prefix_tokens"]').fill("341")
+    shared = lesson_view(site_page, "kv-blocks", policy="paged", model="qwen3-32b", prefix_tokens=341)
+    wait_for_output(widget, "max_requests", 165)
+    expect(widget.locator('output[name="shared_saving_bytes"]').first).to_have_text("14.45 GB")
+    expect(widget.locator('[data-svg="map"] path[data-state="shared"]')).to_have_count(1)
+    assert browser_view(site_page, "kv-blocks") == shared
+    # Contiguous reservations cannot share: the note says so, and nothing is saved.
+    widget.locator('input[name="kv-blocks-policy"][value="contiguous-oracle"]').check(force=True)
+    wait_for_output(widget, "shared_saving_bytes", 0)
+    expect(widget.locator('[data-flag="sharing_unused"]')).to_be_visible()
+
+
+def test_predictions_are_graded_right_and_a_named_mistake_wrong(site_page, server):
+    box = open_ready(site_page, server.url(LESSON), "q-paged")
+    answer = box.locator(".predict-answer")
+    expect(answer).to_be_hidden()
+    guess = box.locator('input[name="guess"]')
+    guess.fill("16")  # a whole block: the bound, never the average
+    guess.press("Enter")
+    named = lesson_view(site_page, "q-paged", guess=16)
+    verdict = box.locator('output[name="verdict"]')
+    expect(verdict).to_have_text(named["outputs"]["verdict"]["text"])
+    expect(verdict).to_contain_text("一整块")
+    assert named["outputs"]["mistake"]["text"] == "whole_block"
+    expect(box.locator('[data-flag="mistake"]')).not_to_have_attribute("hidden", "")
+    expect(answer).to_be_visible()
+    expect(box.locator('output[name="expected"]')).to_have_text("7.52")
+    assert browser_view(site_page, "q-paged") == named
+    guess.fill("8")  # half a block is right
+    box.locator("button.commit").click()
+    expect(verdict).to_contain_text("对了")
+    assert browser_view(site_page, "q-paged") == lesson_view(site_page, "q-paged", guess=8)
+
+    swap = site_page.locator("#q-swap")
+    swap.locator('input[name="guess"]').fill("134")  # the KV alone, the 151 MB state forgotten
+    swap.locator("button.commit").click()
+    expect(swap.locator('output[name="verdict"]')).to_contain_text("只搬了 KV")
+    assert browser_view(site_page, "q-swap")["outputs"]["mistake"]["text"] == "no_state"
+
+
+def test_every_numeric_question_grades_its_own_answer(site_page, server):
+    open_ready(site_page, server.url(LESSON), "q-reserve")
+    boxes = site_page.locator('[data-widget="predict"]')
+    assert boxes.count() == 4
+    for i in range(boxes.count()):
+        box = boxes.nth(i)
+        question = json.loads(box.locator("script.widget-data").text_content())["state"]["question"]
+        right = widgets.render("predict", {"question": question, "guess": 1})["outputs"]["expected"]["value"]
+        box.locator('input[name="guess"]').fill(str(right))
+        box.locator("button.commit").click()
+        expect(box.locator('output[name="verdict"]')).to_contain_text("对了")
+
+
+def test_the_earlier_lessons_link_here_in_both_languages(site_page, server):
+    titles = {"": "成百上千个请求一起 decode：KV cache 放在哪、请求怎么排",
+              "en/": "Hundreds of requests decoding together: where their KV cache lives and how they are scheduled"}
+    for lang, title in titles.items():
+        for earlier in ("prefill-decode/", "inference-vs-training/"):
+            site_page.goto(server.url(lang + earlier))
+            links = site_page.locator('main a[href="../kv-cache-serving/"]')
+            assert links.count() >= 2, (lang, earlier)
+            expect(site_page.locator("main .upcoming-link", has_text="KV cache")).to_have_count(0)
+        links.first.click()
+        expect(site_page.locator("h1")).to_have_text(title)
+        # and back: the evolution map and the pager lead to the lessons before it
+        expect(site_page.locator('a[rel="prev"]')).to_have_attribute("href", "../inference-vs-training/")
+        expect(site_page.locator('ol.evolution a.generation-name[href="../prefill-decode/"]')).to_have_count(1)

@@ -1,0 +1,213 @@
+"""The kv-blocks widget: where many requests' KV lives, under four allocation policies."""
+
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim import kv_layout, presets, widgets
+from sim.kit import config_problems
+from sim.widgets import kv_blocks
+from tests.sim.test_properties import json_values
+from tests.sim.test_widgets import check_view
+
+CHINESE = re.compile(r"[\u2e80-\u9fff\uff00-\uffef]")
+SVG = "{http://www.w3.org/2000/svg}"
+ANCHOR, H100 = presets.model("qwen3.8-27b"), presets.hardware("h100-sxm")
+
+
+def values(view: dict) -> dict:
+    return {name: out["value"] for name, out in view["outputs"].items()}
+
+
+def test_default_view_reserves_the_max_length_for_the_anchor_on_an_h100():
+    view = widgets.render("kv-blocks", {})
+    check_view(view)
+    assert view["state"] == {"policy": "contiguous-max", "block_size": 16, "trace": "orca", "model": "qwen3.8-27b",
+                             "hardware": "h100-sxm", "prefix_tokens": 0, "samples": 1, "lang": "zh"}
+    v = values(view)
+    # (80 GB - 55,562,855,904 B) // (2,048 x 65,536 B + 150,994,944 B of state) = 85
+    assert v["max_requests"] == 85 and v["versus_max"] == 1
+    assert v["kv_per_request"] == pytest.approx(2048 * 65_536 / 1e6, rel=1e-5)
+    assert v["token_share"] == pytest.approx(15.5908, abs=1e-4)
+    assert v["token_share"] + v["reserved_share"] + v["fragmentation_share"] == pytest.approx(100)
+    assert v["shared_saving_bytes"] == 0
+    assert view["flags"] == {"capacity": False, "block_size_unused": True, "sharing_unused": False}
+    assert view["outputs"]["token_share"]["text"] == "15.6%"
+    d = view["derivations"]
+    assert d["max_requests"] == "⌊可用 24.44 GB ÷（每个请求的 KV 134.2 MB + 1 × 递归状态 151.0 MB）⌋ = 85"
+    assert d["kv_per_request"] == "每步平均占 2,048 个槽 × 每个 token 65,536 B = 134.2 MB"
+
+
+def test_paged_blocks_of_16_hold_tokens_in_nearly_all_the_kv_memory():
+    view = widgets.render("kv-blocks", {"policy": "paged", "lang": "en"})
+    v = values(view)
+    assert v["max_requests"] == 141 and v["versus_max"] == pytest.approx(141 / 85, abs=1e-5)
+    assert v["token_share"] == pytest.approx(97.7, abs=0.05)
+    assert v["waste_per_request_tokens"] < 16  # below one block per sequence
+    assert view["outputs"]["versus_max"]["text"] == "1.66× what reserving the max length fits"
+    assert view["flags"]["block_size_unused"] is False
+    assert view["derivations"]["waste_per_request_tokens"].endswith("< block size 16")
+
+
+@pytest.mark.parametrize("state", [
+    {},
+    {"policy": "paged", "block_size": 64, "trace": "chat"},
+    {"policy": "contiguous-pow2", "model": "qwen3-32b", "hardware": "h200-sxm"},
+    {"policy": "paged", "prefix_tokens": 341, "samples": 4, "model": "llama-2-7b", "hardware": "a100-sxm-80gb"},
+])
+def test_every_readout_is_the_simulators(state):
+    view = widgets.render("kv-blocks", state)
+    s = view["state"]
+    f = kv_layout.fit(presets.model(s["model"]), presets.hardware(s["hardware"]), s["trace"], s["policy"],
+                      s["block_size"], s["prefix_tokens"], s["samples"])
+    v = values(view)
+    assert v["max_requests"] == f.max_requests
+    assert v["token_share"] == pytest.approx(f.token_share * 100, rel=1e-5)
+    assert v["reserved_share"] == pytest.approx(f.reserved_share * 100, rel=1e-5)
+    assert v["fragmentation_share"] == pytest.approx(f.never_used_share * 100, rel=1e-5, abs=1e-9)
+    assert v["waste_per_request_tokens"] == pytest.approx(f.usage.empty_slots_per_sequence, rel=1e-5)
+    assert v["kv_per_request"] == pytest.approx(f.kv_bytes_per_request / 1e6, rel=1e-5)
+    assert v["state_per_sequence"] == pytest.approx(f.state_bytes_per_sequence / 1e6, rel=1e-5)
+    assert v["shared_saving_bytes"] == pytest.approx(f.sharing_saving_bytes / 1e9, rel=1e-5, abs=1e-9)
+
+
+def test_sharing_shows_its_saving_under_paging_and_a_note_under_contiguous():
+    paged = widgets.render("kv-blocks", {"policy": "paged", "prefix_tokens": 341, "model": "qwen3-32b"})
+    assert values(paged)["shared_saving_bytes"] == pytest.approx(14.445, abs=1e-3)
+    assert values(paged)["max_requests"] == 165
+    assert "前缀末尾的递归状态 0 B" in paged["derivations"]["max_requests"]
+    hybrid = widgets.render("kv-blocks", {"policy": "paged", "prefix_tokens": 341, "lang": "en"})
+    assert "the recurrent state at its end 151.0 MB" in hybrid["derivations"]["max_requests"]
+    contiguous = widgets.render("kv-blocks", {"policy": "contiguous-oracle", "samples": 2})
+    assert contiguous["flags"]["sharing_unused"] and values(contiguous)["shared_saving_bytes"] == 0
+
+
+@pytest.mark.parametrize("sent, kept", [
+    (16, 16), ("16", 16), (20, 16), (23, 32), (22, 16), (0, 1), (-5, 1), (1000, 256), (3, 4), (6, 8), (5.5, 4),
+    ("nan", 16), ("lots", 16), (True, 16), (None, 16), ([], 16),
+])
+def test_block_size_snaps_to_a_power_of_two(sent, kept):
+    view = widgets.render("kv-blocks", {"block_size": sent, "policy": "paged"})
+    assert view["state"]["block_size"] == kept
+
+
+def test_the_block_size_slider_steps_through_the_powers_of_two():
+    control = kv_blocks.WIDGET.control("block_size")
+    assert control.stops() == (1, 2, 4, 8, 16, 32, 64, 128, 256) and control.log
+    assert [control.slider_position(v) for v in (1, 16, 256)] == [0, 4, 8]
+    assert config_problems(kv_blocks.WIDGET.controls, {"block_size": 32, "policy": "paged"}) == []
+    problem = config_problems(kv_blocks.WIDGET.controls, {"block_size": 24})
+    assert problem[0][0] == "block_size" and "power of two from 1 to 256" in problem[0][1]
+    assert config_problems(kv_blocks.WIDGET.controls, {"policy": "buddy"})[0][0] == "policy"
+
+
+def map_of(view: dict) -> ET.Element:
+    return ET.fromstring(view["svg"]["map"])
+
+
+def test_the_map_draws_each_state_once_and_outlines_request_one():
+    for policy in kv_layout.POLICIES:
+        view = widgets.render("kv-blocks", {"policy": policy, "lang": "en"})
+        root = map_of(view)
+        states = [p.get("data-state") for p in root.iter(f"{SVG}path") if p.get("data-state")]
+        assert len(states) == len(set(states)) and set(states) <= set(kv_blocks.MAP_STATES)
+        assert [p for p in root.iter(f"{SVG}path") if p.get("data-highlight") == "request-1"]
+        label = root.get("aria-label")
+        assert label.startswith("One moment: ") and "request 1 (outlined) has its KV in" in label
+        assert all(t.get("class") in ("svg-label", "svg-muted") for t in root.iter(f"{SVG}text"))
+        assert "font-size" not in view["svg"]["map"]
+    four = map_of(widgets.render("kv-blocks", {"lang": "en"})).get("aria-label")
+    assert "4 requests in the first 8,192 slots" in four and "in 1 places" in four
+    paged = map_of(widgets.render("kv-blocks", {"policy": "paged", "lang": "en"})).get("aria-label")
+    assert "26 requests in the first 8,192 slots" in paged
+
+
+def test_the_map_is_small_even_at_its_busiest():
+    worst = 0
+    for trace in ("orca", "chat"):
+        for b in (1, 2, 16, 256):
+            for prefix, samples in ((0, 1), (341, 8), (17, 3)):
+                markup = widgets.render("kv-blocks", {"policy": "paged", "trace": trace, "block_size": b,
+                                                      "prefix_tokens": prefix, "samples": samples})["svg"]["map"]
+                worst = max(worst, len(markup))
+    assert worst < 20_000
+
+
+def test_the_bar_splits_the_whole_gpu():
+    view = widgets.render("kv-blocks", {"policy": "paged", "lang": "en"})
+    root = ET.fromstring(view["svg"]["bar"])
+    widths = {r.get("data-kind"): float(r.get("width")) for r in root.iter(f"{SVG}rect") if r.get("data-kind")}
+    assert set(widths) == {"weights", "state", "token", "reserved", "never-used", "free"}
+    assert sum(widths.values()) <= kv_blocks.ROW_SLOTS + 0.05
+    assert widths["weights"] == pytest.approx(55_562_855_904 / 80e9 * kv_blocks.ROW_SLOTS, abs=0.01)
+    assert widths["state"] == pytest.approx(141 * 150_994_944 / 80e9 * kv_blocks.ROW_SLOTS, abs=0.01)
+    assert root.get("aria-label").startswith("H100 80 GB with 141 requests running: Weights 55.56 GB; Recurrent state")
+
+
+def test_with_no_room_for_kv_the_map_and_bar_are_empty_but_drawn():
+    empty = kv_blocks.memory_map(kv_layout.snapshot([], "paged", 16, 0), "en")
+    assert empty.startswith("<svg") and "No memory is left for KV" in empty and "data-state" not in empty
+    half = presets.achieved(presets.hardware("a100-sxm-80gb"), memory_fraction=0.5)
+    bar = kv_blocks.memory_bar(kv_layout.fit(presets.model("qwen3-32b"), half, "orca", "paged"), half, "en")
+    kinds = re.findall(r'data-kind="([a-z-]+)"', bar)
+    assert kinds == ["weights"] and "with 0 requests running" in bar
+
+
+def test_the_table_sets_the_four_policies_side_by_side():
+    view = widgets.render("kv-blocks", {"policy": "contiguous-oracle", "lang": "en"})
+    table = view["svg"]["table"]
+    rows = re.findall(r'<tr( class="current")? data-policy="([a-z0-9-]+)">', table)
+    assert [p for _, p in rows] == list(kv_layout.POLICIES)
+    assert [p for current, p in rows if current] == ["contiguous-oracle"]
+    for policy in kv_layout.POLICIES:
+        assert f"<td class=\"number\">{kv_layout.fit(ANCHOR, H100, 'orca', policy).max_requests}</td></tr>" in table
+
+
+@pytest.mark.parametrize("state", [
+    {},
+    {"policy": "paged", "trace": "chat", "prefix_tokens": 341, "samples": 4},
+    {"policy": "contiguous-pow2", "model": "llama-2-7b", "hardware": "b200", "block_size": 1},
+])
+def test_both_languages_render_the_same_numbers_and_english_has_no_chinese(state):
+    zh = widgets.render("kv-blocks", {**state, "lang": "zh"})
+    en = widgets.render("kv-blocks", {**state, "lang": "en"})
+    check_view(en)
+    assert en["state"] == {**zh["state"], "lang": "en"}
+    assert values(en) == values(zh) and en["flags"] == zh["flags"]
+    english = json.dumps([en["outputs"], en["derivations"], en["svg"]], ensure_ascii=False)
+    assert not CHINESE.search(english), CHINESE.findall(english)
+    assert CHINESE.search(zh["svg"]["map"]) and CHINESE.search(zh["svg"]["table"])
+
+
+def test_text_blocks_have_the_same_keys_and_placeholders():
+    assert set(kv_blocks.TEXT["zh"]) == set(kv_blocks.TEXT["en"])
+    for key, zh in kv_blocks.TEXT["zh"].items():
+        assert set(re.findall(r"{(\w+)}", zh)) == set(re.findall(r"{(\w+)}", kv_blocks.TEXT["en"][key])), key
+    assert not CHINESE.search(" ".join(kv_blocks.TEXT["en"].values()))
+
+
+def test_the_view_depends_on_the_state_alone():
+    state = {"policy": "paged", "block_size": 8, "trace": "chat", "prefix_tokens": 80, "samples": 2}
+    first = widgets.render_json("kv-blocks", json.dumps(state))
+    kv_layout.trace_usage.cache_clear()
+    kv_layout.trace_snapshot.cache_clear()
+    assert widgets.render_json("kv-blocks", json.dumps(state)) == first
+
+
+NAMES = [c.name for c in kv_blocks.WIDGET.controls]
+MEANINGFUL = (st.sampled_from(NAMES + list(kv_layout.POLICIES) + ["orca", "chat", "en", "qwen3-32b", "b200"])
+              | st.integers(-10, 10**4))
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.dictionaries(st.sampled_from(NAMES + ["changed", "lang"]), json_values | MEANINGFUL, max_size=9))
+def test_random_states_render(state):
+    view = widgets.render("kv-blocks", state)
+    check_view(view)
+    assert set(view["state"]) == set(NAMES) | {"lang"}
+    assert widgets.render("kv-blocks", view["state"])["state"] == view["state"]
+    assert view["state"]["block_size"] in kv_layout.BLOCK_SIZES
