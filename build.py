@@ -36,6 +36,7 @@ from builder.course import Course, load_plan, make_course
 from builder.expressions import namespace
 from builder.lessons import SourceLesson, load_lessons
 from builder.markdown import make_markdown, render_lesson_markdown
+from builder.offline import service_worker
 from builder.problems import BuildFailed, Problem
 from builder.search import index_site
 from builder.serve import serve
@@ -52,6 +53,7 @@ class Paths:
     lessons: Path = ROOT / "lessons"
     templates: Path = ROOT / "site" / "templates"
     static: Path = ROOT / "site" / "static"
+    service_worker: Path = ROOT / "site" / "sw.js"  # written to the site's root with the build's manifest
     catalogs: Path = ROOT / "site" / "i18n"  # the page chrome's words, one <lang>.yml per language
     sim: Path = ROOT / "sim"
     node_modules: Path = ROOT / "node_modules"
@@ -238,6 +240,7 @@ def build_site(paths: Paths) -> dict[str, bytes | Path]:
         files.update(vendor_files(paths.node_modules))
     except FileNotFoundError as e:
         raise BuildFailed([Problem(paths.node_modules, 1, str(e))]) from None
+    files["sw.js"] = service_worker(paths.service_worker, files)
     files[".nojekyll"] = b""
     if paths.dev:
         files["__build_id"] = str(time.time_ns()).encode()

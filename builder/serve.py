@@ -17,15 +17,25 @@ class Server:
 
     `cache` is the Cache-Control every response carries: "no-cache" (the default) so that a rebuilt page
     is seen on reload; bench/ passes what GitHub Pages sends, to measure repeat visits as students get them.
+    `sent_bytes` counts the response bodies sent so far (what a page's visit costs over the network).
     """
 
     def __init__(self, directory: Path, port: int = 0, cache: str = "no-cache"):
         self.log: list[str] = []
+        self.sent_bytes = 0
         log = self.log
+        server = self
+        counting = threading.Lock()  # the handler threads add to one counter
 
         class Handler(http.server.SimpleHTTPRequestHandler):
             def log_message(self, format, *args):  # noqa: A002 - signature fixed by http.server
                 log.append(format % args)
+
+            def copyfile(self, source, outputfile):
+                while chunk := source.read(1 << 16):
+                    outputfile.write(chunk)
+                    with counting:
+                        server.sent_bytes += len(chunk)
 
             def end_headers(self):
                 self.send_header("Cache-Control", cache)

@@ -146,3 +146,43 @@ def test_without_javascript_the_page_reads_and_says_why_nothing_moves(browser, s
         cpython_view("roofline", lesson_state(page, "roofline"))["outputs"]["decode_ms"]["text"])
     assert page.locator("math").count() > 10 and page.locator("ol.evolution > li").count() == 11
     context.close()
+
+
+def test_a_refused_wasm_download_says_failed_within_seconds_and_retry_recovers(page, server, watch):
+    # A proxy that drops .wasm: loadPyodide never settles, so only the worker's report of the uncaught fetch
+    # failure can say so — within 5 s, not at the 90 s stall timeout.
+    blocked = {"on": True}
+    page.context.route("**/pyodide.asm.wasm", lambda r: r.abort() if blocked["on"] else r.continue_())
+    page.on("pageerror", lambda e: watch.page_errors.append(str(e)))
+    page.goto(server.url("prefill-decode/"))
+    roof = page.locator("#roofline")
+    expect(roof).to_have_attribute("data-state", "failed", timeout=READY_TIMEOUT_MS)
+    assert page.evaluate("performance.now()") < 5000
+    expect(roof.locator(".retry")).to_be_visible()
+    assert watch.page_errors == []
+    blocked["on"] = False
+    roof.locator(".retry").click()
+    expect(roof).to_have_attribute("data-state", "ready", timeout=READY_TIMEOUT_MS)
+
+
+def test_a_change_made_while_python_loads_is_kept_and_applied(site_page, server):
+    # Hold back the wasm so that Python is still loading while the student moves a slider.
+    held = []
+    site_page.context.route("**/pyodide.asm.wasm", lambda r: held.append(r))
+    site_page.goto(server.url("prefill-decode/"))
+    roof = site_page.locator("#roofline")
+    expect(roof).to_have_attribute("data-state", "loading")
+    roof.locator('input[name="T"]').fill("777")
+    expect(roof).to_have_attribute("data-pending", "")
+    expect(roof.locator(".status-text")).to_contain_text("还在启动")
+    expect(roof.locator('output[name="prefill_ms"]').first).to_have_attribute("aria-busy", "")
+    state = {**lesson_state(site_page, "roofline"), "T": 777}
+    for route in held:
+        route.continue_()
+    site_page.context.unroute("**/pyodide.asm.wasm")
+    expect(roof).to_have_attribute("data-state", "ready", timeout=READY_TIMEOUT_MS)
+    expect(roof).not_to_have_attribute("data-pending", "")
+    expect(roof.locator('output[name="prefill_ms"]').first).to_have_attribute(
+        "data-value", str(js_number(widgets.render("roofline", {**state, "changed": "T"})["outputs"]["prefill_ms"]["value"])))
+    expect(roof.locator('input[name="T"]')).to_have_value("777")
+    assert roof.locator('output[aria-busy]').count() == 0

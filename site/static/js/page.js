@@ -2,6 +2,7 @@
 // connects it to a single Python worker. It does no simulator maths.
 import { Runtime } from "./runtime.js";
 import { keepPlaceOnSwitch } from "./language.js";
+import { keepForOffline } from "./offline.js";
 import { watchScrolling } from "./scroll.js";
 import { Formula } from "./terms.js";
 import { Widget } from "./widget.js";
@@ -59,8 +60,13 @@ function main() {
   for (const figure of document.querySelectorAll("figure.formula")) formulas.push(new Formula(figure, widgetsById));
   keepPlaceOnSwitch();
   watchScrolling();
-  // For tests and the curious: the newest view each widget received from Python.
-  window.inferlab = { runtime, views, widgets };
+  // The service worker waits until the page is served: its downloads must not compete with Python's boot.
+  const served = sections.length === 0 ? Promise.resolve() : new Promise((resolve) => {
+    runtime.onStatus((status) => { if (status !== "loading") resolve(); });
+  });
+  const offline = keepForOffline(served);
+  // For tests and the curious: the newest view each widget received from Python; whether this page is kept offline.
+  window.inferlab = { runtime, views, widgets, offline };
 }
 
 main();

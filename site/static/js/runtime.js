@@ -1,5 +1,7 @@
 // The page's handle on the Python worker: boot, status, and render requests as promises.
 
+// A boot that fails says so at once (the worker reports every start-up error); this only catches a download that
+// stalls without failing.
 const BOOT_TIMEOUT_MS = 90_000;
 
 export class Runtime {
@@ -12,6 +14,9 @@ export class Runtime {
     this.pending = new Map(); // seq -> {resolve, reject}
     this.seq = 0;
     this.worker = null;
+    // Resolves once the worker's after-boot work is over (a snapshot saved for the next page, or none needed):
+    // with the value "saved", "restored", "refused" or "failed".
+    this.settled = new Promise((resolve) => { this.reportSettled = resolve; });
   }
 
   onStatus(listener) {
@@ -51,7 +56,8 @@ export class Runtime {
         clearTimeout(timer);
         this.timings = message.timings;
         this.setStatus("ready");
-      } else if (message.type === "failed") {
+      } else if (message.type === "settled") this.reportSettled(message.snapshot);
+      else if (message.type === "failed") {
         clearTimeout(timer);
         this.fail(message.message);
       } else if (message.type === "view" || message.type === "error") this.settle(message);

@@ -62,9 +62,21 @@ export class Widget {
     this.controls.setEnabled(status !== "failed");
     this.retryButton.hidden = status !== "failed";
     this.statusText.parentElement.hidden = status === "ready";
-    if (status === "loading") this.statusText.textContent = this.text[detail] ?? this.text.python;
+    if (status === "loading") this.statusText.textContent = this.pending ? this.text.pending : this.text[detail] ?? this.text.python;
     if (status === "failed") this.statusText.textContent = `${this.text.failed} (${detail})`;
     if (status === "ready" && this.queued) this.send(this.queued.state, this.queued.source);
+  }
+
+  // A change made before Python answers is kept (the newest one) and sent once it is ready; meanwhile the readouts
+  // are marked as not yet showing it, and the status line says so.
+  get pending() {
+    return this.section.hasAttribute("data-pending");
+  }
+
+  set pending(on) {
+    this.section.toggleAttribute("data-pending", on);
+    for (const output of this.section.querySelectorAll("output")) output.toggleAttribute("aria-busy", on);
+    if (on && this.runtime.status === "loading") this.statusText.textContent = this.text.pending;
   }
 
   change(fragment, source) {
@@ -72,8 +84,10 @@ export class Widget {
     // Python may adjust dependent parameters around the one just changed (changed_param in controls.py).
     const names = Object.keys(fragment);
     const state = names.length === 1 ? { ...this.state, changed: names[0] } : { ...this.state };
-    if (this.inFlight || this.runtime.status !== "ready") this.queued = { state, source };
-    else this.send(state, source);
+    if (this.inFlight || this.runtime.status !== "ready") {
+      this.queued = { state, source };
+      if (this.runtime.status !== "ready") this.pending = true;
+    } else this.send(state, source);
   }
 
   async send(state, source) {
@@ -124,6 +138,7 @@ export class Widget {
       }
     }
     this.statusText.parentElement.hidden = true;
+    if (this.pending && !this.queued) this.pending = false;
     if (source) this.announceSoon();
     this.page.viewApplied(this, view);
   }

@@ -1,0 +1,144 @@
+// The service worker: a lesson visited once opens again without a network, widgets working. build.py writes this
+// file to the site's root with BUILD: the build's version and a content hash for each file under static/, vendor/
+// and py/ (a new build is a new sw.js, which the browser installs at once).
+//
+// - Pages, and files whose name does not carry their content's hash, are fetched from the network first and kept
+//   for when it is down: a new deploy is seen as soon as it is online.
+// - Files whose name carries their hash (site-<hash>.css, sim-<hash>.zip) and the pinned vendor/ packages come
+//   from the cache first: they never change under a name.
+// - Each build has its own cache; installing copies the files whose hash is unchanged from the old one (a
+//   redeploy does not download Pyodide again) and fetches the rest; once it is active, the pages the old one
+//   kept are fetched again into it and the old caches are deleted.
+const BUILD = /* BUILD */ { version: "dev", files: {} };
+
+const PREFIX = "inferlab-";
+const CACHE = `${PREFIX}${BUILD.version}`;
+const MANIFEST_KEY = "inferlab-build.json"; // this cache's BUILD, kept in it for the next build to compare
+const ROOT = new URL("./", self.location.href);
+const IMMUTABLE = /^(vendor\/|static\/site-[0-9a-f]+\.css$|py\/sim-[0-9a-f]+\.zip$)/;
+
+function sitePath(url) {
+  return url.href.startsWith(ROOT.href) ? url.href.slice(ROOT.href.length).split(/[?#]/)[0] : null;
+}
+
+async function previousCopies() {
+  const copies = [];
+  for (const name of await caches.keys()) {
+    if (!name.startsWith(PREFIX) || name === CACHE) continue;
+    const cache = await caches.open(name);
+    const manifest = await cache.match(new URL(MANIFEST_KEY, ROOT));
+    if (manifest) copies.push({ cache, files: (await manifest.json()).files ?? {} });
+  }
+  return copies;
+}
+
+async function precache() {
+  const cache = await caches.open(CACHE);
+  const previous = await previousCopies();
+  await Promise.all(Object.entries(BUILD.files).map(async ([path, hash]) => {
+    const url = new URL(path, ROOT);
+    if (await cache.match(url)) return;
+    for (const old of previous) {
+      const response = old.files[path] === hash && (await old.cache.match(url));
+      if (response) return cache.put(url, response);
+    }
+    // Revalidated, not taken from the HTTP cache: an unhashed name may hold older bytes there.
+    const response = await fetch(url, { cache: "no-cache" });
+    if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
+    return cache.put(url, response);
+  }));
+  await cache.put(new URL(MANIFEST_KEY, ROOT), new Response(JSON.stringify(BUILD), {
+    headers: { "Content-Type": "application/json" },
+  }));
+}
+
+self.addEventListener("install", (event) => {
+  event.waitUntil(precache().then(() => self.skipWaiting()));
+});
+
+// The pages kept by an older build come along, fetched again so that they match this build's files (or, if the
+// network is down, as they were); then the older caches go.
+async function bringPagesAlong() {
+  const cache = await caches.open(CACHE);
+  for (const name of await caches.keys()) {
+    if (!name.startsWith(PREFIX) || name === CACHE) continue;
+    const old = await caches.open(name);
+    for (const request of await old.keys()) {
+      const path = sitePath(new URL(request.url));
+      if (path === null || !(path === "" || path.endsWith("/") || path.endsWith(".html"))) continue;
+      if (await cache.match(request)) continue;
+      try {
+        const response = await fetch(request, { cache: "no-cache" });
+        if (response.ok) await cache.put(request, response);
+      } catch {
+        await cache.put(request, await old.match(request));
+      }
+    }
+    await caches.delete(name);
+  }
+}
+
+self.addEventListener("activate", (event) => {
+  // Navigation preload: the browser starts fetching a page while this worker starts up, instead of after.
+  const preload = self.registration.navigationPreload?.enable() ?? Promise.resolve();
+  event.waitUntil(Promise.all([preload, bringPagesAlong()]).then(() => self.clients.claim()));
+});
+
+// A page's own copy is kept under its address without the query: a scenario link (?T=…) opens the page offline.
+function pageKey(url) {
+  const key = new URL(url);
+  key.search = "";
+  key.hash = "";
+  return key;
+}
+
+async function networkFirst(request, preloaded) {
+  const cache = await caches.open(CACHE);
+  const key = request.mode === "navigate" ? pageKey(request.url) : request;
+  try {
+    const response = (await preloaded) ?? (await fetch(request));
+    if (response.ok && response.type === "basic") await cache.put(key, response.clone());
+    return response;
+  } catch (error) {
+    const kept = await cache.match(key, { ignoreSearch: request.mode === "navigate" });
+    if (kept) return kept;
+    throw error;
+  }
+}
+
+async function cacheFirst(request) {
+  const cache = await caches.open(CACHE);
+  const kept = await cache.match(request, { ignoreSearch: true });
+  if (kept) return kept;
+  const response = await fetch(request);
+  if (response.ok && response.type === "basic") await cache.put(request, response.clone());
+  return response;
+}
+
+self.addEventListener("fetch", (event) => {
+  const request = event.request;
+  const url = new URL(request.url);
+  const path = sitePath(url);
+  // Only this site's GETs; a request that asks for no storage (the dev server's rebuild poll) goes straight out.
+  if (request.method !== "GET" || path === null || request.cache === "no-store") return;
+  event.respondWith(IMMUTABLE.test(path) ? cacheFirst(request) : networkFirst(request, event.preloadResponse));
+});
+
+// The page asks for its own address to be kept (its first visit was not under this worker) and is told when it is.
+self.addEventListener("message", (event) => {
+  if (event.data?.type !== "keep") return;
+  const port = event.ports[0];
+  event.waitUntil((async () => {
+    try {
+      const cache = await caches.open(CACHE);
+      const key = pageKey(event.data.url);
+      if (!(await cache.match(key))) {
+        const response = await fetch(key);
+        if (response.ok) await cache.put(key, response);
+      }
+      port?.postMessage({ kept: true });
+    } catch (error) {
+      port?.postMessage({ kept: false, message: String(error?.message ?? error) });
+    }
+  })());
+});

@@ -1,0 +1,112 @@
+"""Python restored from a memory snapshot on every page after the first, and never from a bad or stale one."""
+
+import json
+import shutil
+
+import pytest
+
+import build
+from builder.serve import Server
+from tests.browser.conftest import READY_TIMEOUT_MS, cpython_view, wait_for_output
+
+FIRST, NEXT = "prefill-decode/", "inference-vs-training/"
+
+ALL_READY = "() => [...document.querySelectorAll('[data-widget]')].every(w => w.dataset.state === 'ready')"
+
+# Changes the saved snapshot in IndexedDB (the page shares the worker's origin): "key", its description claims
+# another build; "truncated", its bytes cut short; "bytes", a byte inside Python's memory flipped (the stored digest
+# no longer matches); "header", the snapshot's own header damaged with the digest recomputed, so that only Pyodide's
+# restore can refuse it.
+TAMPER = """async (how) => {
+  const request = (r) => new Promise((resolve, reject) => { r.onsuccess = () => resolve(r.result); r.onerror = () => reject(r.error); });
+  const db = await request(indexedDB.open("inferlab", 1));
+  const store = (mode) => db.transaction("python", mode).objectStore("python");
+  const meta = await request(store("readonly").get("snapshot"));
+  let bytes = new Uint8Array(await (await request(store("readonly").get("snapshot-bytes"))).arrayBuffer());
+  if (how === "key") meta.key = "pyodide 0.0.0 sim-000000000000.zip";
+  if (how === "truncated") bytes = bytes.slice(0, bytes.length - 4096);
+  if (how === "bytes") bytes[Math.floor(bytes.length / 2)] ^= 0xff;
+  if (how === "header") {
+    bytes[0] ^= 0xff;
+    meta.digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).join(",");
+  }
+  await request(store("readwrite").put(meta, "snapshot"));
+  await request(store("readwrite").put(new Blob([bytes]), "snapshot-bytes"));
+  db.close();
+}"""
+
+
+def visit(page, url: str) -> dict:
+    """Open a lesson, wait for every widget and for the worker's after-boot work; the boot's timings."""
+    page.goto(url)
+    page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
+    settled = page.evaluate("window.inferlab.runtime.settled")
+    return {**page.evaluate("window.inferlab.runtime.timings"), "settled": settled}
+
+
+def assert_views_equal_cpython(page):
+    """Python in this page renders each of its widgets, at the lesson's state, exactly as CPython does."""
+    ids = page.eval_on_selector_all("[data-widget]", "els => els.map(e => [e.id, e.dataset.widget])")
+    for widget_id, name in ids:
+        state = json.loads(page.locator(f"#{widget_id} script.widget-data").text_content())["state"]
+        view = page.evaluate("([name, state]) => window.inferlab.runtime.render(name, state)", [name, state])
+        assert view == cpython_view(name, state), widget_id
+
+
+def test_the_next_page_restores_python_and_answers_as_cpython(site_page, server):
+    first = visit(site_page, server.url(FIRST))
+    assert first["restored"] is False and first["settled"] == "saved"
+    following = visit(site_page, server.url(NEXT))
+    assert following["restored"] is True and following["settled"] == "restored"
+    # Every widget of the restored page, including those the first page never imported, answers as CPython does.
+    widget = site_page.locator("#kv-capacity")
+    widget.locator('input[name="batch"]').fill("32")
+    state = json.loads(widget.locator("script.widget-data").text_content())["state"]
+    wait_for_output(widget, "kv_total", cpython_view("kv-capacity", {**state, "batch": 32})["outputs"]["kv_total"]["value"])
+    assert_views_equal_cpython(site_page)
+    # A reload restores too; the random generator is reseeded on each restore, not replayed from the snapshot.
+    assert visit(site_page, server.url(NEXT))["restored"] is True
+
+
+def test_restored_python_draws_fresh_random_numbers(site_page, server):
+    visit(site_page, server.url(FIRST))
+    draws = []
+    for _ in range(2):
+        assert visit(site_page, server.url(NEXT))["restored"] is True
+        draws.append(site_page.evaluate("window.inferlab.runtime.timings.random"))
+    assert None not in draws and draws[0] != draws[1]
+
+
+@pytest.mark.parametrize("how", ["key", "truncated", "bytes", "header"])
+def test_a_bad_snapshot_boots_normally_and_is_replaced(site_page, server, how):
+    assert visit(site_page, server.url(FIRST))["settled"] == "saved"
+    site_page.evaluate(TAMPER, how)
+    again = visit(site_page, server.url(NEXT))
+    assert again["restored"] is False and again["settled"] == "saved"
+    assert_views_equal_cpython(site_page)
+    assert visit(site_page, server.url(FIRST))["restored"] is True  # the replacement restores
+
+
+def test_a_rebuilt_simulator_is_never_restored_from_the_old_snapshot(browser, tmp_path):
+    sim = tmp_path / "sim"
+    shutil.copytree(build.ROOT / "sim", sim, ignore=shutil.ignore_patterns("__pycache__"))
+    paths = build.Paths(out=tmp_path / "_site", sim=sim)
+    build.build(paths)
+    server = Server(paths.out)
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        assert visit(page, server.url(FIRST))["settled"] == "saved"
+        assert visit(page, server.url(FIRST))["restored"] is True
+        old_zip = page.get_attribute("html", "data-sim-zip")
+        # A redeploy with a changed simulator: a new sim zip, so the old snapshot's key no longer matches.
+        (sim / "redeploy.py").write_text('"""A change to the simulator."""\n')
+        build.build(paths)
+        after = visit(page, server.url(FIRST))
+        assert page.get_attribute("html", "data-sim-zip") != old_zip
+        assert after["restored"] is False and after["settled"] == "saved"
+        assert_views_equal_cpython(page)
+        assert visit(page, server.url(NEXT))["restored"] is True
+    finally:
+        context.close()
+        server.close()

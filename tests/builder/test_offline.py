@@ -1,0 +1,58 @@
+"""The service worker the build writes: this build's files with their hashes, a new version when any changes."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import build
+from builder.offline import PLACEHOLDER, content_hash, manifest, service_worker
+
+
+def written_build(site: Path) -> dict:
+    source = (site / "sw.js").read_text(encoding="utf-8")
+    match = re.search(r"const BUILD = (\{.*?\});\n", source)
+    assert match, "sw.js carries the build's manifest"
+    return json.loads(match.group(1))
+
+
+def test_the_site_root_has_a_service_worker_listing_every_asset_with_its_hash(tmp_path):
+    site = tmp_path / "_site"
+    build.build(build.Paths(out=site))
+    written = written_build(site)
+    assert PLACEHOLDER not in (site / "sw.js").read_text(encoding="utf-8")
+    files = written["files"]
+    on_disk = {p.relative_to(site).as_posix() for folder in ("static", "vendor", "py") for p in (site / folder).rglob("*")
+               if p.is_file()}
+    assert set(files) == on_disk  # pages are kept as visited, never listed
+    for path in ("vendor/pyodide/pyodide.asm.wasm", "static/js/worker.js", "static/js/snapshot.js"):
+        assert files[path] == content_hash((site / path).read_bytes())
+    assert any(re.fullmatch(r"py/sim-[0-9a-f]{12}\.zip", path) for path in files)
+
+
+def test_a_changed_file_is_a_new_version_and_an_unchanged_build_the_same():
+    files = {"static/js/page.js": b"one", "vendor/x.js": b"two", "index.html": b"page"}
+    first = manifest(files)
+    assert list(first["files"]) == ["static/js/page.js", "vendor/x.js"]
+    assert manifest(dict(files)) == first
+    assert manifest({**files, "index.html": b"another page"}) == first  # pages do not make a new worker
+    changed = manifest({**files, "static/js/page.js": b"three"})
+    assert changed["version"] != first["version"]
+    assert changed["files"]["vendor/x.js"] == first["files"]["vendor/x.js"]
+
+
+def test_a_template_without_its_placeholder_is_refused(tmp_path):
+    template = tmp_path / "sw.js"
+    template.write_text("const BUILD = {};\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="BUILD"):
+        service_worker(template, {})
+
+
+def test_only_published_pages_register_the_service_worker(tmp_path):
+    # The development server's preview must always show the files just built, never a kept copy.
+    published, preview = tmp_path / "published", tmp_path / "preview"
+    build.build(build.Paths(out=published))
+    build.build(build.Paths(out=preview, dev=True))
+    assert 'data-service-worker="sw.js"' in (published / "prefill-decode" / "index.html").read_text(encoding="utf-8")
+    assert "data-service-worker" not in (preview / "prefill-decode" / "index.html").read_text(encoding="utf-8")
