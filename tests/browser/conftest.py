@@ -136,3 +136,16 @@ def browser_view(page, widget_id: str) -> dict:
 def wait_for_output(widget, name: str, value) -> None:
     """Wait until a readout shows `value` (data-value holds it as JavaScript prints numbers)."""
     expect(widget.locator(f'output[name="{name}"]').first).to_have_attribute("data-value", str(js_number(value)))
+
+
+def assert_every_question_grades_its_own_answer(page, verdict: str = "对了") -> int:
+    """Answer each predict box on the page with the simulator's own figure; each must say it is right."""
+    boxes = page.locator('[data-widget="predict"]')
+    for i in range(boxes.count()):
+        box = boxes.nth(i)
+        question = json.loads(box.locator("script.widget-data").text_content())["state"]["question"]
+        right = widgets.render("predict", {"question": question, "guess": 1})["outputs"]["expected"]["value"]
+        box.locator('input[name="guess"]').fill(str(right))
+        box.locator("button.commit").click()
+        expect(box.locator('output[name="verdict"]')).to_contain_text(verdict)
+    return boxes.count()

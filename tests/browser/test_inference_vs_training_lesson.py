@@ -4,8 +4,7 @@ import json
 
 from playwright.sync_api import expect
 
-from sim import widgets
-from tests.browser.conftest import cpython_view, open_ready
+from tests.browser.conftest import assert_every_question_grades_its_own_answer, cpython_view, open_ready
 
 LESSON = "inference-vs-training/"
 
@@ -61,15 +60,7 @@ def test_forgetting_ttft_is_named_with_the_answer_and_its_derivation(site_page, 
 
 def test_every_numeric_question_grades_its_own_answer(site_page, server):
     open_ready(site_page, server.url(LESSON), "q2")
-    boxes = site_page.locator('[data-widget="predict"]')
-    assert boxes.count() >= 5
-    for i in range(boxes.count()):
-        box = boxes.nth(i)
-        question = json.loads(box.locator("script.widget-data").text_content())["state"]["question"]
-        right = widgets.render("predict", {"question": question, "guess": 1})["outputs"]["expected"]["value"]
-        box.locator('input[name="guess"]').fill(str(right))
-        box.locator("button.commit").click()
-        expect(box.locator('output[name="verdict"]')).to_contain_text("对了")
+    assert assert_every_question_grades_its_own_answer(site_page) >= 5
 
 
 def test_a_shared_link_restores_a_prediction(site_page, server):

@@ -6,8 +6,13 @@ import json
 
 from playwright.sync_api import expect
 
-from sim import widgets
-from tests.browser.conftest import browser_view, cpython_view, open_ready, wait_for_output
+from tests.browser.conftest import (
+    assert_every_question_grades_its_own_answer,
+    browser_view,
+    cpython_view,
+    open_ready,
+    wait_for_output,
+)
 
 LESSON = "kv-cache-serving/"
 
@@ -126,15 +131,7 @@ def test_predictions_are_graded_right_and_a_named_mistake_wrong(site_page, serve
 
 def test_every_numeric_question_grades_its_own_answer(site_page, server):
     open_ready(site_page, server.url(LESSON), "q-reserve")
-    boxes = site_page.locator('[data-widget="predict"]')
-    assert boxes.count() == 4
-    for i in range(boxes.count()):
-        box = boxes.nth(i)
-        question = json.loads(box.locator("script.widget-data").text_content())["state"]["question"]
-        right = widgets.render("predict", {"question": question, "guess": 1})["outputs"]["expected"]["value"]
-        box.locator('input[name="guess"]').fill(str(right))
-        box.locator("button.commit").click()
-        expect(box.locator('output[name="verdict"]')).to_contain_text("对了")
+    assert assert_every_question_grades_its_own_answer(site_page) == 4
 
 
 def test_the_earlier_lessons_link_here_in_both_languages(site_page, server):
