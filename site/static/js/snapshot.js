@@ -68,7 +68,10 @@ export async function findSnapshot(key) {
 export async function saveSnapshot(key, bytes) {
   try {
     const meta = { key, length: bytes.length, digest: await digest(bytes) };
-    await withStore("readwrite", (store) => Promise.all([request(store.put(new Blob([bytes]), BYTES)), request(store.put(meta, META))]));
+    await withStore("readwrite", (store) => Promise.all([
+      request(store.put(new Blob([bytes]), BYTES)),
+      request(store.put(meta, META)),
+    ]));
     return true;
   } catch {
     return false;

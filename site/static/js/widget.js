@@ -62,7 +62,9 @@ export class Widget {
     this.controls.setEnabled(status !== "failed");
     this.retryButton.hidden = status !== "failed";
     this.statusText.parentElement.hidden = status === "ready";
-    if (status === "loading") this.statusText.textContent = this.pending ? this.text.pending : this.text[detail] ?? this.text.python;
+    if (status === "loading") {
+      this.statusText.textContent = this.pending ? this.text.pending : this.text[detail] ?? this.text.python;
+    }
     if (status === "failed") this.statusText.textContent = `${this.text.failed} (${detail})`;
     if (status === "ready" && this.queued) this.send(this.queued.state, this.queued.source);
   }

@@ -50,8 +50,9 @@ function options(extra) {
 
 // The simulator's files and import path. After a restore the modules are still imported, but the in-memory file
 // system starts empty, so the zip is unpacked on every boot; the random generator is reseeded (from the browser's
-// crypto), as the snapshot holds the state of the boot that made it. (str hashes keep that boot's seed: every interned string and dict in
-// the snapshot depends on it. Each browser's snapshot draws its own; the simulator never depends on it.)
+// crypto), as the snapshot holds the state of the boot that made it. str hashes keep that boot's seed: every
+// interned string and dict in the snapshot depends on it. Each browser's snapshot draws its own, and the simulator
+// never depends on it.
 function preparePython(archive) {
   pyodide.unpackArchive(archive, "zip", { extractDir: SIM_DIR });
   pyodide.runPython(`
@@ -62,7 +63,8 @@ importlib.invalidate_caches()
 import random
 random.seed()
 `);
-  timings.random = pyodide.runPython("random.random()"); // for the tests: a restore must not replay the snapshot's draws
+  // For the tests: a restore must not replay the draws of the boot that made the snapshot.
+  timings.random = pyodide.runPython("random.random()");
   simWidgets = pyodide.pyimport("sim.widgets");
 }
 
