@@ -29,7 +29,7 @@ from pathlib import Path
 import jinja2
 
 from builder import contents, urls
-from builder.assets import bundle_stylesheets, pack_sim, static_files, vendor_files
+from builder.assets import bundle_stylesheets, pack_sim, script_files, static_files, vendor_files
 from builder.catalogs import Catalog, check_catalogs, check_text_blocks, load_catalog
 from builder.context import LessonContext, LinkUse, WidgetUse
 from builder.course import Course, load_plan, make_course
@@ -215,7 +215,8 @@ def build_site(paths: Paths) -> dict[str, bytes | Path]:
     """Everything the site holds, by site path: page text as bytes, copied files as source paths."""
     sources, problems, blocking = load_sources(paths)
     css_path, css_bytes = bundle_stylesheets(paths.static)
-    templates = make_templates(paths.templates, stylesheet=css_path, dev=paths.dev)
+    scripts, script_paths = script_files(paths.static)
+    templates = make_templates(paths.templates, stylesheet=css_path, scripts=scripts, dev=paths.dev)
     blocking += check_text_blocks(paths.sim)
     if not blocking:
         blocking += check_widgets(templates, sources.ui)
@@ -236,6 +237,7 @@ def build_site(paths: Paths) -> dict[str, bytes | Path]:
     files[sim_zip] = sim_bytes
     files[css_path] = css_bytes
     files.update(static_files(paths.static))
+    files.update(script_paths)
     try:
         files.update(vendor_files(paths.node_modules))
     except FileNotFoundError as e:

@@ -83,8 +83,9 @@ SETTLED = """async () => {
 
 
 class Profiles:
-    """A new browser profile on disk for each student, as a real one is: HTTP cache, wasm code cache, IndexedDB
-    and service workers persist within it (an in-memory incognito profile caches no file as large as the wasm)."""
+    """A new browser profile on disk for each student, as a real one is: HTTP cache, wasm code cache, the origin
+    private file system and service workers persist within it (an in-memory incognito profile caches no file as
+    large as the wasm)."""
 
     def __init__(self, playwright, scratch: Path):
         self.playwright = playwright

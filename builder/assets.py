@@ -1,5 +1,5 @@
-"""Files the site holds beside its pages: static files, one stylesheet bundle, vendored front-end packages,
-the sim zip."""
+"""Files the site holds beside its pages: static files, one stylesheet bundle, the page scripts under a
+fingerprinted folder, vendored front-end packages, the sim zip."""
 
 from __future__ import annotations
 
@@ -42,10 +42,24 @@ def bundle_stylesheets(static_dir: Path) -> tuple[str, bytes]:
     return f"static/site-{hashlib.sha256(data).hexdigest()[:12]}.css", data
 
 
+def script_files(static_dir: Path) -> tuple[str, dict[str, Path]]:
+    """The page scripts (static/js/) in a folder named by a hash of them all, static/js-<hash>/, and their site
+    paths. A script's name then never holds other bytes, so the service worker serves it from its cache without
+    asking the network, and a page never runs the scripts of another build. One hash for the folder, not one per
+    file: the scripts import each other by relative name (./runtime.js), which therefore need no rewriting."""
+    js_dir = static_dir / "js"
+    scripts = sorted(p for p in js_dir.rglob("*") if p.is_file())
+    digest = hashlib.sha256()
+    for path in scripts:
+        digest.update(path.relative_to(js_dir).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    folder = f"static/js-{digest.hexdigest()[:12]}/"
+    return folder, {folder + p.relative_to(js_dir).as_posix(): p for p in scripts}
+
+
 def static_files(static_dir: Path) -> dict[str, Path]:
-    """Static files copied as they are (stylesheets are bundled separately)."""
-    return {f"static/{p.relative_to(static_dir).as_posix()}": p
-            for p in sorted(static_dir.rglob("*")) if p.is_file() and p.suffix != ".css"}
+    """Static files copied as they are (stylesheets are bundled, scripts fingerprinted separately)."""
+    return {f"static/{p.relative_to(static_dir).as_posix()}": p for p in sorted(static_dir.rglob("*"))
+            if p.is_file() and p.suffix != ".css" and p.relative_to(static_dir).parts[0] != "js"}
 
 
 def pack_sim(sim_dir: Path) -> tuple[str, bytes]:

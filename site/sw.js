@@ -2,10 +2,11 @@
 // file to the site's root with BUILD: the build's version and a content hash for each file under static/, vendor/
 // and py/ (a new build is a new sw.js, which the browser installs at once).
 //
-// - Pages, and files whose name does not carry their content's hash, are fetched from the network first and kept
-//   for when it is down: a new deploy is seen as soon as it is online.
-// - Files whose name carries their hash (site-<hash>.css, sim-<hash>.zip) and the pinned vendor/ packages come
-//   from the cache first: they never change under a name.
+// - Pages, and files whose name does not carry their content's hash (the search index), are fetched from the
+//   network first and kept for when it is down: a new deploy is seen as soon as it is online.
+// - Files whose name carries their hash (site-<hash>.css, the scripts in js-<hash>/, sim-<hash>.zip) and the
+//   pinned vendor/ packages come from the cache first: they never change under a name, and a page asks for
+//   those of its own build.
 // - Each build has its own cache; installing copies the files whose hash is unchanged from the old one (a
 //   redeploy does not download Pyodide again) and fetches the rest; once it is active, the pages the old one
 //   kept are fetched again into it and the old caches are deleted.
@@ -15,7 +16,7 @@ const PREFIX = "inferlab-";
 const CACHE = `${PREFIX}${BUILD.version}`;
 const MANIFEST_KEY = "inferlab-build.json"; // this cache's BUILD, kept in it for the next build to compare
 const ROOT = new URL("./", self.location.href);
-const IMMUTABLE = /^(vendor\/|static\/site-[0-9a-f]+\.css$|py\/sim-[0-9a-f]+\.zip$)/;
+const IMMUTABLE = /^(vendor\/|static\/site-[0-9a-f]+\.css$|static\/js-[0-9a-f]+\/|py\/sim-[0-9a-f]+\.zip$)/;
 
 function sitePath(url) {
   return url.href.startsWith(ROOT.href) ? url.href.slice(ROOT.href.length).split(/[?#]/)[0] : null;
@@ -92,13 +93,18 @@ function pageKey(url) {
   return key;
 }
 
-async function networkFirst(request, preloaded) {
+// A copy is written beside the answer, not before it: the page gets its bytes while the cache takes its own.
+function keep(event, cache, key, response) {
+  if (response.ok && response.type === "basic") event.waitUntil(cache.put(key, response.clone()));
+  return response;
+}
+
+async function networkFirst(event) {
+  const request = event.request;
   const cache = await caches.open(CACHE);
   const key = request.mode === "navigate" ? pageKey(request.url) : request;
   try {
-    const response = (await preloaded) ?? (await fetch(request));
-    if (response.ok && response.type === "basic") await cache.put(key, response.clone());
-    return response;
+    return keep(event, cache, key, (await event.preloadResponse) ?? (await fetch(request)));
   } catch (error) {
     const kept = await cache.match(key, { ignoreSearch: request.mode === "navigate" });
     if (kept) return kept;
@@ -106,13 +112,10 @@ async function networkFirst(request, preloaded) {
   }
 }
 
-async function cacheFirst(request) {
+async function cacheFirst(event) {
   const cache = await caches.open(CACHE);
-  const kept = await cache.match(request, { ignoreSearch: true });
-  if (kept) return kept;
-  const response = await fetch(request);
-  if (response.ok && response.type === "basic") await cache.put(request, response.clone());
-  return response;
+  const kept = await cache.match(event.request, { ignoreSearch: true });
+  return kept ?? keep(event, cache, event.request, await fetch(event.request));
 }
 
 self.addEventListener("fetch", (event) => {
@@ -121,7 +124,7 @@ self.addEventListener("fetch", (event) => {
   const path = sitePath(url);
   // Only this site's GETs; a request that asks for no storage (the dev server's rebuild poll) goes straight out.
   if (request.method !== "GET" || path === null || request.cache === "no-store") return;
-  event.respondWith(IMMUTABLE.test(path) ? cacheFirst(request) : networkFirst(request, event.preloadResponse));
+  event.respondWith(IMMUTABLE.test(path) ? cacheFirst(event) : networkFirst(event));
 });
 
 // The page asks for its own address to be kept (its first visit was not under this worker) and is told when it is.

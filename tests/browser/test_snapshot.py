@@ -13,16 +13,20 @@ FIRST, NEXT = "prefill-decode/", "inference-vs-training/"
 
 ALL_READY = "() => [...document.querySelectorAll('[data-widget]')].every(w => w.dataset.state === 'ready')"
 
-# Changes the saved snapshot in IndexedDB (the page shares the worker's origin): "key", its description claims
-# another build; "truncated", its bytes cut short; "bytes", a byte inside Python's memory flipped (the stored digest
-# no longer matches); "header", the snapshot's own header damaged with the digest recomputed, so that only Pyodide's
+# Changes the saved snapshot, a file in the origin private file system (the page shares the worker's origin): a
+# 4-byte header length, a JSON header {key, length, digest}, then Python's memory. "key", its header claims another
+# build; "truncated", its memory cut short; "bytes", a byte inside Python's memory flipped (the stored digest no
+# longer matches); "header", the snapshot's own header damaged with the digest recomputed, so that only Pyodide's
 # restore can refuse it.
 TAMPER = """async (how) => {
-  const request = (r) => new Promise((resolve, reject) => { r.onsuccess = () => resolve(r.result); r.onerror = () => reject(r.error); });
-  const db = await request(indexedDB.open("inferlab", 1));
-  const store = (mode) => db.transaction("python", mode).objectStore("python");
-  const meta = await request(store("readonly").get("snapshot"));
-  let bytes = new Uint8Array(await (await request(store("readonly").get("snapshot-bytes"))).arrayBuffer());
+  const root = await navigator.storage.getDirectory();
+  let name = null;
+  for await (const entry of root.keys()) if (entry.endsWith(".snapshot")) name = entry;
+  const handle = await root.getFileHandle(name);
+  const file = new Uint8Array(await (await handle.getFile()).arrayBuffer());
+  const headerLength = new DataView(file.buffer).getUint32(0, true);
+  const meta = JSON.parse(new TextDecoder().decode(file.subarray(4, 4 + headerLength)));
+  let bytes = file.slice(4 + headerLength);
   if (how === "key") meta.key = "pyodide 0.0.0 sim-000000000000.zip";
   if (how === "truncated") bytes = bytes.slice(0, bytes.length - 4096);
   if (how === "bytes") bytes[Math.floor(bytes.length / 2)] ^= 0xff;
@@ -30,9 +34,15 @@ TAMPER = """async (how) => {
     bytes[0] ^= 0xff;
     meta.digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).join(",");
   }
-  await request(store("readwrite").put(meta, "snapshot"));
-  await request(store("readwrite").put(new Blob([bytes]), "snapshot-bytes"));
-  db.close();
+  const header = new TextEncoder().encode(JSON.stringify(meta));
+  const out = new Uint8Array(4 + header.length + bytes.length);
+  new DataView(out.buffer).setUint32(0, header.length, true);
+  out.set(header, 4);
+  out.set(bytes, 4 + header.length);
+  const writable = await handle.createWritable();
+  await writable.write(out);
+  await writable.close();
+  return name;
 }"""
 
 
@@ -77,10 +87,25 @@ def test_restored_python_draws_fresh_random_numbers(site_page, server):
     assert None not in draws and draws[0] != draws[1]
 
 
+def test_two_tabs_opened_at_once_both_restore(site_page, server):
+    # The snapshot file is opened read-only, so tabs that start together share it rather than lock each other out.
+    visit(site_page, server.url(FIRST))
+    tabs = [site_page.context.new_page() for _ in range(2)]
+    try:
+        for tab in tabs:
+            tab.goto(server.url(NEXT), wait_until="commit")
+        for tab in tabs:
+            tab.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
+            assert tab.evaluate("window.inferlab.runtime.timings.restored") is True
+    finally:
+        for tab in tabs:
+            tab.close()
+
+
 @pytest.mark.parametrize("how", ["key", "truncated", "bytes", "header"])
 def test_a_bad_snapshot_boots_normally_and_is_replaced(site_page, server, how):
     assert visit(site_page, server.url(FIRST))["settled"] == "saved"
-    site_page.evaluate(TAMPER, how)
+    assert site_page.evaluate(TAMPER, how).endswith(".snapshot")
     again = visit(site_page, server.url(NEXT))
     assert again["restored"] is False and again["settled"] == "saved"
     assert_views_equal_cpython(site_page)

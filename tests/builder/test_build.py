@@ -44,9 +44,11 @@ class Links(html.parser.HTMLParser):
 
 
 def test_page_matches_golden(demo_site):
-    # Content hashes of the sim zip and the stylesheet change with any edit; the page around them should not.
+    # Content hashes of the sim zip, the stylesheet and the scripts' folder change with any edit; the page around
+    # them should not.
     page = (demo_site / "demo" / "index.html").read_text(encoding="utf-8")
     page = re.sub(r"(sim|site)-[0-9a-f]{12}\.(zip|css)", r"\1-HASH.\2", page)
+    page = re.sub(r"static/js-[0-9a-f]{12}/", "static/js-HASH/", page)
     if os.environ.get("UPDATE_GOLDEN") == "1":
         GOLDEN.write_text(page, encoding="utf-8")
     assert page == GOLDEN.read_text(encoding="utf-8"), "regenerate on purpose with UPDATE_GOLDEN=1"
@@ -103,6 +105,24 @@ def test_vendor_assets_and_sim_zip(demo_site, tmp_path):
 def test_sim_zip_name_is_deterministic():
     from builder.assets import pack_sim
     assert pack_sim(build.ROOT / "sim") == pack_sim(build.ROOT / "sim")
+
+
+def test_scripts_live_in_a_folder_named_by_their_content(tmp_path, demo_site):
+    # Every page loads its scripts from one folder, static/js-<hash>/, holding exactly site/static/js/; a change
+    # to any script is a new folder, so a cached copy of an old build's script is never run by a new page.
+    from builder.assets import script_files
+    folder, files = script_files(build.ROOT / "site" / "static")
+    assert re.fullmatch(r"static/js-[0-9a-f]{12}/", folder)
+    assert sorted(files) == sorted(folder + p.name for p in (build.ROOT / "site" / "static" / "js").glob("*.js"))
+    page = (demo_site / "demo" / "index.html").read_text(encoding="utf-8")
+    used = set(re.findall(r'(?:src|href)="\.\./(static/js[^/"]*/)', page))
+    assert len(used) == 1 and not (demo_site / "static" / "js").exists()
+    assert sorted(p.name for p in (demo_site / used.pop()).iterdir()) == sorted(p.rsplit("/", 1)[1] for p in files)
+    static = tmp_path / "static"
+    shutil.copytree(build.ROOT / "site" / "static", static)
+    assert script_files(static)[0] == folder  # the same scripts, the same folder
+    (static / "js" / "text.js").write_text((static / "js" / "text.js").read_text(encoding="utf-8") + "\n")
+    assert script_files(static)[0] != folder
 
 
 def test_real_lessons_build(tmp_path):

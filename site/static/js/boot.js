@@ -7,7 +7,12 @@
   const root = new URL(html.dataset.root || "./", document.baseURI);
   let worker;
   try {
-    worker = new Worker(new URL("static/js/worker.js", root), { type: "module" });
+    // worker.js sits beside this script (in the build's fingerprinted folder); its name tells it the sim zip.
+    const simZip = new URL(html.dataset.simZip, root).href;
+    worker = new Worker(new URL("worker.js", document.currentScript.src), {
+      type: "module",
+      name: JSON.stringify({ simZip }),
+    });
   } catch {
     return; // runtime.js will try again and report the failure
   }
@@ -17,6 +22,5 @@
     event.preventDefault();
     early.push(event);
   };
-  worker.postMessage({ type: "init", simZip: new URL(html.dataset.simZip, root).href });
   window.inferlabBoot = { worker, early };
 })();

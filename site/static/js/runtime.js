@@ -40,12 +40,14 @@ export class Runtime {
     let worker = boot?.worker;
     if (!worker) {
       try {
-        worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+        worker = new Worker(new URL("./worker.js", import.meta.url), {
+          type: "module",
+          name: JSON.stringify({ simZip: this.simZipUrl }),
+        });
       } catch (error) {
         this.setStatus("failed", String(error?.message ?? error));
         return;
       }
-      worker.postMessage({ type: "init", simZip: this.simZipUrl });
     }
     this.worker = worker;
     const timer = setTimeout(() => this.fail("timeout"), BOOT_TIMEOUT_MS);

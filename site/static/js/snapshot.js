@@ -1,87 +1,107 @@
-// Python's memory after the first full boot, kept in IndexedDB so that every later page, reload or tab restores
-// it (about 0.4 s) instead of starting CPython again (seconds). One snapshot is kept, under the key of the Pyodide
-// build and the sim zip that made it: a redeploy or a Pyodide upgrade changes the key, and a snapshot under another
-// key is never restored. Every failure here (no IndexedDB, private mode, quota, a damaged record) reads as "no
-// snapshot": the caller boots normally and saves a new one.
+// Python's memory after the first full boot, kept in the origin private file system so that every later page,
+// reload or tab restores it (well under a second) instead of starting CPython again (seconds). One snapshot is
+// kept per site, under the key of the Pyodide build and the sim zip that made it: a redeploy or a Pyodide upgrade
+// changes the key, and a snapshot under another key is never restored. Every failure here (no file system access,
+// private mode, quota, another tab holding the file, a damaged file) reads as "no snapshot": the caller boots
+// normally and saves a new one.
+//
+// One file: a 4-byte length, a JSON header {key, length, digest} of that length, then the memory. It is read
+// with a synchronous access handle (workers only): a plain read into this thread's memory, with none of the
+// copying through the browser process that an IndexedDB Blob of 31 MB costs while a page is loading.
 
-const DB = "inferlab";
-const STORE = "python";
-const META = "snapshot"; // {key, length, digest}: read first, and small
-const BYTES = "snapshot-bytes"; // a Blob of Python's memory
-
-function request(idbRequest) {
-  return new Promise((resolve, reject) => {
-    idbRequest.onsuccess = () => resolve(idbRequest.result);
-    idbRequest.onerror = () => reject(idbRequest.error);
-  });
-}
-
-function open() {
-  const opening = indexedDB.open(DB, 1);
-  opening.onupgradeneeded = () => opening.result.createObjectStore(STORE);
-  return request(opening);
-}
-
-async function withStore(mode, use) {
-  const db = await open();
-  try {
-    const transaction = db.transaction(STORE, mode);
-    const done = new Promise((resolve, reject) => {
-      transaction.oncomplete = resolve;
-      transaction.onerror = () => reject(transaction.error);
-      transaction.onabort = () => reject(transaction.error ?? new Error("transaction aborted"));
-    });
-    const result = await use(transaction.objectStore(STORE));
-    await done;
-    return result;
-  } finally {
-    db.close();
-  }
-}
+// The site's root (this file is static/js-<hash>/snapshot.js): sites that share an origin (user.github.io/a/
+// and /b/) keep a file each.
+const SITE = new URL("../../", import.meta.url).pathname;
+const FILE = `inferlab ${encodeURIComponent(SITE)}.snapshot`;
+const LENGTH_BYTES = 4;
 
 async function digest(bytes) {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).join(",");
 }
 
-// The snapshot saved under `key`, or null. Only its small description is read before this returns: the bytes
-// (31 MB, kept as a Blob so that reading them is file I/O, not a structured clone on this thread) arrive in
-// `bytes` while Pyodide loads its own files, and `verified` says whether they are whole (length and SHA-256,
-// checked beside the restore rather than before it).
+async function openFile(options) {
+  const root = await navigator.storage.getDirectory();
+  return root.getFileHandle(FILE, options);
+}
+
+function readHeader(handle) {
+  const size = handle.getSize();
+  const length = new DataView(new ArrayBuffer(LENGTH_BYTES));
+  if (size < LENGTH_BYTES || handle.read(length, { at: 0 }) !== LENGTH_BYTES) return null;
+  const headerLength = length.getUint32(0, true);
+  if (size < LENGTH_BYTES + headerLength) return null;
+  const header = new Uint8Array(headerLength);
+  handle.read(header, { at: LENGTH_BYTES });
+  const meta = JSON.parse(new TextDecoder().decode(header));
+  return { ...meta, offset: LENGTH_BYTES + headerLength, size };
+}
+
+// The snapshot saved under `key`, or null. Only its header is read before this returns; the memory arrives in
+// `bytes` a task later, so that Pyodide's own downloads are under way first, and `verified` says whether it is
+// whole (length and SHA-256, checked beside the restore rather than before it).
 export async function findSnapshot(key) {
+  let handle = null;
   try {
-    const meta = await withStore("readonly", (store) => request(store.get(META)));
-    if (!meta || meta.key !== key) return null;
-    const bytes = withStore("readonly", (store) => request(store.get(BYTES))).then(async (stored) => {
-      const data = stored instanceof Blob ? new Uint8Array(await stored.arrayBuffer()) : null;
-      if (!data || data.length !== meta.length) throw new Error("the snapshot is incomplete");
-      return data;
+    const file = await openFile();
+    // Read-only handles can be held by several tabs at once (browsers without the option take a writable one).
+    handle = await file.createSyncAccessHandle({ mode: "read-only" });
+    const meta = readHeader(handle);
+    if (!meta || meta.key !== key || meta.size !== meta.offset + meta.length) {
+      handle.close();
+      return null;
+    }
+    const opened = handle;
+    handle = null;
+    const bytes = new Promise((resolve) => setTimeout(resolve)).then(() => {
+      try {
+        const data = new Uint8Array(meta.length);
+        if (opened.read(data, { at: meta.offset }) !== meta.length) throw new Error("the snapshot is incomplete");
+        return data;
+      } finally {
+        opened.close();
+      }
     });
     bytes.catch(() => {}); // loadPyodide awaits it; this only keeps a failed read from being "unhandled" first
-    const verified = bytes.then(async (stored) => (await digest(stored)) === meta.digest, () => false);
+    const verified = bytes.then(async (data) => (await digest(data)) === meta.digest, () => false);
     return { bytes, verified };
   } catch {
+    handle?.close();
     return null;
   }
 }
 
-// Replace the saved snapshot; false when the browser refused (quota, private mode…).
+// Replace the saved snapshot; false when the browser refused (quota, private mode, another tab reading it…).
 export async function saveSnapshot(key, bytes) {
+  let handle = null;
   try {
-    const meta = { key, length: bytes.length, digest: await digest(bytes) };
-    await withStore("readwrite", (store) => Promise.all([
-      request(store.put(new Blob([bytes]), BYTES)),
-      request(store.put(meta, META)),
-    ]));
+    const header = new TextEncoder().encode(JSON.stringify({ key, length: bytes.length, digest: await digest(bytes) }));
+    const length = new DataView(new ArrayBuffer(LENGTH_BYTES));
+    length.setUint32(0, header.length, true);
+    handle = await (await openFile({ create: true })).createSyncAccessHandle();
+    handle.truncate(0);
+    // A write cut short (a closed tab, a full disk) leaves a file shorter than its header says: never restored.
+    handle.write(length, { at: 0 });
+    handle.write(header, { at: LENGTH_BYTES });
+    if (handle.write(bytes, { at: LENGTH_BYTES + header.length }) !== bytes.length) throw new Error("short write");
+    handle.flush();
     return true;
   } catch {
+    try {
+      handle?.truncate(0); // what was written of it is of no use, and may be what filled the quota
+    } catch {
+      // the file stays short, and so is never restored
+    }
     return false;
+  } finally {
+    handle?.close();
   }
 }
 
 export async function forgetSnapshot() {
   try {
-    await withStore("readwrite", (store) => Promise.all([request(store.delete(META)), request(store.delete(BYTES))]));
+    const root = await navigator.storage.getDirectory();
+    await root.removeEntry(FILE);
   } catch {
-    // nothing to forget, or no IndexedDB: a normal boot follows either way
+    // nothing to forget, or no file system: a normal boot follows either way
   }
 }

@@ -2,10 +2,15 @@
 // unpacks the simulator zip, imports the page's widgets and answers {widget, state} with render(state). The
 // view crosses as JSON text, so the page gets exactly what CPython's json.dumps would give.
 //
-// Boot starts at "init", sent from the page's <head>; the widget names follow in "widgets" once the page is
-// parsed. "ready" is posted when both are done. Python comes from a memory snapshot when this browser has one
-// for this Pyodide build and this sim zip (snapshot.js); otherwise it boots in full, and once it has answered,
-// every widget module is imported and a snapshot saved for the next page. "settled" says that is over.
+// Boot starts as soon as this module runs. The page names the sim zip in the worker's name ({type: "module",
+// name: JSON {simZip}}) rather than in a message: a message posted before the worker exists waits for the page's
+// main thread, which is busy laying the page out. (Nor in its address: a service worker answering from its cache
+// gives the worker the cached file's address, without the query.) The widget names follow in "widgets" once the
+// page is parsed; "ready" is posted when both are done.
+//
+// Python comes from a memory snapshot when this browser has one for this Pyodide build and this sim zip
+// (snapshot.js); otherwise it boots in full, and once it has answered, every widget module is imported and a
+// snapshot saved for the next page. "settled" says that is over.
 import { loadPyodide, version as pyodideVersion } from "../../vendor/pyodide/pyodide.mjs";
 import { findSnapshot, forgetSnapshot, saveSnapshot } from "./snapshot.js";
 
@@ -17,6 +22,7 @@ let simWidgets = null; // the sim.widgets module, once Python is up
 let widgetNames = null;
 let renderJson = null;
 let snapshotKey = null; // set when this boot should save a snapshot once the page is served
+let unpackAfterReady = null; // a restored boot's sim zip, unpacked once "ready" is out (see unpackSimulator)
 const IDLE_MS = 500; // the pause in renders after which the snapshot is made
 let idleTimer = null;
 let saving = false;
@@ -44,22 +50,51 @@ self.addEventListener("error", (event) => {
   if (!renderJson) fail(event.error ?? event.message);
 });
 
+// Pyodide's runtime script (1.25 MB), loaded from the start of the boot, not once loadPyodide has reached it:
+// Pyodide's documented createPyodideModule option takes its factory, here one that waits for the import, so that
+// loadPyodide starts its own downloads (the standard library) without waiting for it either.
+let runtimeScript = null;
+
 function options(extra) {
-  return { indexURL: INDEX_URL, stdout: () => {}, stderr: (text) => console.warn(text), ...extra };
+  const createPyodideModule = async (settings) => (await runtimeScript).default(settings);
+  return { indexURL: INDEX_URL, createPyodideModule, stdout: () => {}, stderr: (text) => console.warn(text), ...extra };
+}
+
+// pyodide.asm.wasm, compiled from the moment the worker starts. Pyodide would start the compile only once its
+// script and the snapshot are in (its loadPyodide awaits them first); streaming the 9.6 MB through the browser's
+// wasm code cache takes a good part of a restore, and now overlaps them. Pyodide's own request for the file is
+// answered with this module (its body left unread); any other instantiation goes through untouched.
+function compileRuntimeEarly() {
+  const url = `${INDEX_URL}pyodide.asm.wasm`;
+  const compiled = WebAssembly.compileStreaming(fetch(url));
+  compiled.catch(fail);
+  const instantiateStreaming = WebAssembly.instantiateStreaming;
+  WebAssembly.instantiateStreaming = async (source, imports) => {
+    const response = await source;
+    if (response.url !== url) return instantiateStreaming(source, imports);
+    response.body?.cancel().catch(() => {});
+    const module = await compiled;
+    return { module, instance: await WebAssembly.instantiate(module, imports) };
+  };
 }
 
 // The simulator's files and import path. After a restore the modules are still imported, but the in-memory file
-// system starts empty, so the zip is unpacked on every boot; the random generator is reseeded (from the browser's
-// crypto), as the snapshot holds the state of the boot that made it. str hashes keep that boot's seed: every
-// interned string and dict in the snapshot depends on it. Each browser's snapshot draws its own, and the simulator
-// never depends on it.
-function preparePython(archive) {
+// system starts empty, so the zip is unpacked on every boot: before the imports on a full boot, and just after
+// "ready" on a restore (every sim module is in the snapshot; only files they read later, such as presets, need
+// the zip, and the worker unpacks it before it takes any render). The random generator is reseeded (from the
+// browser's crypto), as the snapshot holds the state of the boot that made it. str hashes keep that boot's seed:
+// every interned string and dict in the snapshot depends on it. Each browser's snapshot draws its own, and the
+// simulator never depends on it.
+function unpackSimulator(archive) {
   pyodide.unpackArchive(archive, "zip", { extractDir: SIM_DIR });
+  pyodide.runPython("import importlib; importlib.invalidate_caches()");
+}
+
+function preparePython() {
   pyodide.runPython(`
-import importlib, sys
+import sys
 if ${JSON.stringify(SIM_DIR)} not in sys.path:
     sys.path.insert(0, ${JSON.stringify(SIM_DIR)})
-importlib.invalidate_caches()
 import random
 random.seed()
 `);
@@ -71,21 +106,28 @@ random.seed()
 async function boot({ simZip }) {
   timings.start = performance.now();
   timings.origin = performance.timeOrigin; // the worker's clock starts here: bench/ lines it up with the page's
+  const key = `pyodide ${pyodideVersion} ${new URL(simZip).pathname.split("/").pop()}`;
+  // In the order they are needed: the snapshot's few requests are answered before the compile keeps this thread
+  // busy, and the runtime script arrives before the wasm it instantiates.
+  const finding = findSnapshot(key);
+  runtimeScript = import("../../vendor/pyodide/pyodide.asm.mjs");
+  runtimeScript.catch(fail);
+  compileRuntimeEarly();
   post({ type: "progress", stage: "python" });
   const simArchive = fetch(simZip).then((response) => {
     if (!response.ok) throw new Error(`${simZip}: HTTP ${response.status}`);
     return response.arrayBuffer();
   });
   simArchive.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"
-  const key = `pyodide ${pyodideVersion} ${new URL(simZip).pathname.split("/").pop()}`;
   try {
-    const saved = await findSnapshot(key);
+    const saved = await finding;
     if (saved) {
       try {
         pyodide = await loadPyodide(options({ _loadSnapshot: saved.bytes }));
         if (!(await saved.verified)) throw new Error("the snapshot is damaged");
         timings.pyodide = performance.now();
-        preparePython(await simArchive);
+        preparePython();
+        unpackAfterReady = await simArchive;
         timings.restored = true;
       } catch (error) {
         // A snapshot this build cannot use: forget it, boot in full below and save a good one.
@@ -98,7 +140,8 @@ async function boot({ simZip }) {
       pyodide = await loadPyodide(options({ _makeSnapshot: true }));
       timings.pyodide = performance.now();
       post({ type: "progress", stage: "simulator" });
-      preparePython(await simArchive);
+      unpackSimulator(await simArchive);
+      preparePython();
       timings.restored = false;
       snapshotKey = key;
     }
@@ -119,6 +162,14 @@ function finishBoot() {
   } catch (error) {
     fail(error);
     return;
+  }
+  if (unpackAfterReady) {
+    try {
+      unpackSimulator(unpackAfterReady);
+    } catch (error) {
+      console.warn(`inferlab worker: the simulator's files were not unpacked (${error?.message ?? error})`);
+    }
+    unpackAfterReady = null;
   }
   if (snapshotKey) saveWhenIdle();
   else post({ type: "settled", snapshot: "restored" });
@@ -158,9 +209,17 @@ function render({ seq, widget, state }) {
 
 self.onmessage = (event) => {
   const message = event.data;
-  if (message.type === "init") boot(message);
-  else if (message.type === "widgets") {
+  if (message.type === "widgets") {
     widgetNames = message.names;
     finishBoot();
   } else if (message.type === "render") render(message);
 };
+
+let given = null;
+try {
+  given = JSON.parse(self.name);
+} catch {
+  // not started by this site's page
+}
+if (given?.simZip) boot(given);
+else fail("the page did not name the simulator (new Worker(…, {name: JSON {simZip}}))");
