@@ -7,6 +7,7 @@ counted, and any console error or uncaught exception fails the test.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -136,6 +137,14 @@ def browser_view(page, widget_id: str) -> dict:
 def wait_for_output(widget, name: str, value) -> None:
     """Wait until a readout shows `value` (data-value holds it as JavaScript prints numbers)."""
     expect(widget.locator(f'output[name="{name}"]').first).to_have_attribute("data-value", str(js_number(value)))
+
+
+def eventually(page, predicate: str, arg=None, timeout_s: float = 30) -> None:
+    """Poll a predicate in the page until it holds; unlike wait_for_function, an async one is awaited."""
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(predicate, arg):
+        assert time.monotonic() < deadline, predicate
+        time.sleep(0.2)
 
 
 def assert_every_question_grades_its_own_answer(page, verdict: str = "对了") -> int:

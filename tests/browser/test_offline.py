@@ -1,14 +1,13 @@
 """A lesson visited once opens again offline with working widgets; a rebuilt site is never served stale online."""
 
 import shutil
-import time
 
 import pytest
 from playwright.sync_api import expect
 
 import build
 from builder.serve import Server
-from tests.browser.conftest import READY_TIMEOUT_MS, cpython_view, wait_for_output
+from tests.browser.conftest import READY_TIMEOUT_MS, cpython_view, eventually, wait_for_output
 
 LESSON = "prefill-decode/"
 ALL_READY = "() => [...document.querySelectorAll('[data-widget]')].every(w => w.dataset.state === 'ready')"
@@ -33,14 +32,6 @@ def own_site(tmp_path):
     server = Server(paths.out)
     yield paths, server
     server.close()
-
-
-def eventually(page, predicate: str, arg=None, timeout_s: float = 30) -> None:
-    """Poll an async predicate in the page until it holds."""
-    deadline = time.monotonic() + timeout_s
-    while not page.evaluate(predicate, arg):
-        assert time.monotonic() < deadline, predicate
-        time.sleep(0.2)
 
 
 def test_a_visited_lesson_reopens_offline_with_working_widgets(site_page, server):

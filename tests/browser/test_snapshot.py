@@ -7,7 +7,7 @@ import pytest
 
 import build
 from builder.serve import Server
-from tests.browser.conftest import READY_TIMEOUT_MS, cpython_view, wait_for_output
+from tests.browser.conftest import READY_TIMEOUT_MS, cpython_view, eventually, wait_for_output
 
 FIRST, NEXT = "prefill-decode/", "inference-vs-training/"
 
@@ -85,6 +85,21 @@ def test_restored_python_draws_fresh_random_numbers(site_page, server):
         assert visit(site_page, server.url(NEXT))["restored"] is True
         draws.append(site_page.evaluate("window.inferlab.runtime.timings.random"))
     assert None not in draws and draws[0] != draws[1]
+
+
+def test_an_older_builds_snapshot_in_indexeddb_is_removed(site_page, server):
+    # Builds before the snapshot moved to the origin private file system kept it in IndexedDB ("inferlab").
+    site_page.goto(server.url("en/"))
+    site_page.evaluate("""() => new Promise((resolve, reject) => {
+      const opening = indexedDB.open("inferlab", 1);
+      opening.onupgradeneeded = () => opening.result.createObjectStore("python").put(new Blob(["old"]), "snapshot-bytes");
+      opening.onsuccess = () => { opening.result.close(); resolve(); };
+      opening.onerror = () => reject(opening.error);
+    })""")
+    old_database = "async () => (await indexedDB.databases()).some((db) => db.name === 'inferlab')"
+    assert site_page.evaluate(old_database) is True
+    assert visit(site_page, server.url(FIRST))["settled"] == "saved"
+    eventually(site_page, f"async () => !(await ({old_database})())", timeout_s=5)
 
 
 def test_two_tabs_opened_at_once_both_restore(site_page, server):

@@ -84,6 +84,8 @@ export async function saveSnapshot(key, bytes) {
     handle.write(header, { at: LENGTH_BYTES });
     if (handle.write(bytes, { at: LENGTH_BYTES + header.length }) !== bytes.length) throw new Error("short write");
     handle.flush();
+    // Builds before December 2026 kept their snapshot (31 MB) in IndexedDB: that copy is never read again.
+    self.indexedDB?.deleteDatabase("inferlab");
     return true;
   } catch {
     try {
