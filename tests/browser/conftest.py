@@ -7,6 +7,8 @@ counted, and any console error or uncaught exception fails the test.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
 from pathlib import Path
 
@@ -158,3 +160,18 @@ def assert_every_question_grades_its_own_answer(page, verdict: str = "对了") -
         box.locator("button.commit").click()
         expect(box.locator('output[name="verdict"]')).to_contain_text(verdict)
     return boxes.count()
+
+
+@pytest.fixture
+def dedicated_worker(page):
+    """Python in a dedicated worker for each page, as in browsers without SharedWorker. Its requests go through the
+    page's network, where Playwright can route them: a shared worker's requests pass by every Playwright route."""
+    page.context.add_init_script("delete window.SharedWorker;")
+    return page
+
+
+def site_copy(built_site: Path, out: Path, *, without: str) -> Path:
+    """A copy of the built site (hard links) lacking one file: a download that fails whatever the worker's kind."""
+    shutil.copytree(built_site, out, copy_function=os.link)
+    (out / without).unlink()  # unlinks the copy's name only: the built site keeps its file
+    return out

@@ -2,6 +2,7 @@
 
 import io
 import json
+import os
 import re
 import zipfile
 from pathlib import Path
@@ -9,9 +10,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from builder.serve import Server
 from builder.templates import js_number
 from sim import widgets
-from tests.browser.conftest import READY_TIMEOUT_MS, browser_view, cpython_view, open_ready
+from tests.browser.conftest import READY_TIMEOUT_MS, browser_view, cpython_view, open_ready, site_copy
 
 
 def pages(built_site: Path) -> list[str]:
@@ -40,7 +42,7 @@ def test_every_page_loads_clean_under_the_csp(site_page, server, built_site):
         assert site_page.locator("script:not([src]):not([type='application/json'])").count() == 0
 
 
-def test_without_python_the_page_reads_and_offers_a_retry(page, server, watch):
+def test_without_python_the_page_reads_and_offers_a_retry(dedicated_worker, page, server, watch):
     # The wasm runtime is blocked (offline, filtered network): every widget keeps its pre-rendered
     # figures, says that interaction is unavailable, and offers a retry that works once Python loads.
     blocked = {"on": True}
@@ -69,7 +71,7 @@ def test_without_python_the_page_reads_and_offers_a_retry(page, server, watch):
     expect(page.locator("#roofline")).to_have_attribute("data-state", "ready", timeout=READY_TIMEOUT_MS)
 
 
-def test_a_widget_whose_render_fails_leaves_the_others_working(site_page, server, built_site):
+def test_a_widget_whose_render_fails_leaves_the_others_working(dedicated_worker, site_page, server, built_site):
     # Serve a simulator whose roofline render raises for T = 777; everything else is unchanged.
     [zip_path] = (built_site / "py").glob("sim-*.zip")
     patched = io.BytesIO()
@@ -148,7 +150,8 @@ def test_without_javascript_the_page_reads_and_says_why_nothing_moves(browser, s
     context.close()
 
 
-def test_a_refused_wasm_download_says_failed_within_seconds_and_retry_recovers(page, server, watch):
+def test_a_refused_wasm_download_says_failed_within_seconds_and_retry_recovers(dedicated_worker, page, server,
+                                                                               watch):
     # A proxy that drops .wasm: loadPyodide never settles, so only the worker's report of the uncaught fetch
     # failure can say so — within 5 s, not at the 90 s stall timeout.
     blocked = {"on": True}
@@ -165,7 +168,7 @@ def test_a_refused_wasm_download_says_failed_within_seconds_and_retry_recovers(p
     expect(roof).to_have_attribute("data-state", "ready", timeout=READY_TIMEOUT_MS)
 
 
-def test_a_change_made_while_python_loads_is_kept_and_applied(site_page, server):
+def test_a_change_made_while_python_loads_is_kept_and_applied(dedicated_worker, site_page, server):
     # Hold back the wasm so that Python is still loading while the student moves a slider.
     held = []
     site_page.context.route("**/pyodide.asm.wasm", lambda r: held.append(r))
@@ -186,3 +189,25 @@ def test_a_change_made_while_python_loads_is_kept_and_applied(site_page, server)
         "data-value", str(js_number(widgets.render("roofline", {**state, "changed": "T"})["outputs"]["prefill_ms"]["value"])))
     expect(roof.locator('input[name="T"]')).to_have_value("777")
     assert roof.locator('output[aria-busy]').count() == 0
+
+
+def test_a_shared_python_whose_wasm_is_missing_fails_within_seconds_and_retry_recovers(page, built_site, tmp_path,
+                                                                                     watch):
+    # The shared worker's own requests pass by Playwright's routes, so here the file is missing from the server.
+    wasm = "vendor/pyodide/pyodide.asm.wasm"
+    site = site_copy(built_site, tmp_path / "_site", without=wasm)
+    server = Server(site)
+    try:
+        page.on("pageerror", lambda e: watch.page_errors.append(str(e)))
+        page.goto(server.url("prefill-decode/"))
+        roof = page.locator("#roofline")
+        expect(roof).to_have_attribute("data-state", "failed", timeout=READY_TIMEOUT_MS)
+        assert page.evaluate("performance.now()") < 5000
+        # A second page finds no failed Python waiting for it: the failed worker closed, so this one starts afresh.
+        os.link(built_site / wasm, site / wasm)
+        roof.locator(".retry").click()
+        expect(roof).to_have_attribute("data-state", "ready", timeout=READY_TIMEOUT_MS)
+        assert page.evaluate("window.inferlab.runtime.timings.shared") is False
+        assert watch.page_errors == []
+    finally:
+        server.close()

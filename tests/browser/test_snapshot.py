@@ -1,4 +1,6 @@
-"""Python restored from a memory snapshot on every page after the first, and never from a bad or stale one."""
+"""Python kept from page to page: one shared worker serves the next lesson, a reload and other tabs; a memory
+snapshot restores Python where none is running (a browser restarted, or one without SharedWorker); never from a
+bad or stale snapshot, and never the Python of an older build."""
 
 import json
 import shutil
@@ -6,12 +8,17 @@ import shutil
 import pytest
 
 import build
+from builder.chromium import ARGS, executable
 from builder.serve import Server
 from tests.browser.conftest import READY_TIMEOUT_MS, cpython_view, eventually, wait_for_output
 
 FIRST, NEXT = "prefill-decode/", "inference-vs-training/"
 
-ALL_READY = "() => [...document.querySelectorAll('[data-widget]')].every(w => w.dataset.state === 'ready')"
+# (A page opened with wait_until="commit" may have no widget parsed yet: that is not "every widget ready".)
+ALL_READY = """() => {
+  const widgets = [...document.querySelectorAll('[data-widget]')];
+  return widgets.length > 0 && widgets.every(w => w.dataset.state === 'ready') && window.inferlab !== undefined;
+}"""
 
 # Changes the saved snapshot, a file in the origin private file system (the page shares the worker's origin): a
 # 4-byte header length, a JSON header {key, length, digest}, then Python's memory. "key", its header claims another
@@ -63,22 +70,75 @@ def assert_views_equal_cpython(page):
         assert view == cpython_view(name, state), widget_id
 
 
-def test_the_next_page_restores_python_and_answers_as_cpython(site_page, server):
-    first = visit(site_page, server.url(FIRST))
-    assert first["restored"] is False and first["settled"] == "saved"
-    following = visit(site_page, server.url(NEXT))
-    assert following["restored"] is True and following["settled"] == "restored"
-    # Every widget of the restored page, including those the first page never imported, answers as CPython does.
-    widget = site_page.locator("#kv-capacity")
+def assert_answers_as_cpython(page):
+    """Every widget of the page, including those the first page never imported, answers as CPython does."""
+    widget = page.locator("#kv-capacity")
     widget.locator('input[name="batch"]').fill("32")
     state = json.loads(widget.locator("script.widget-data").text_content())["state"]
     wait_for_output(widget, "kv_total", cpython_view("kv-capacity", {**state, "batch": 32})["outputs"]["kv_total"]["value"])
-    assert_views_equal_cpython(site_page)
-    # A reload restores too; the random generator is reseeded on each restore, not replayed from the snapshot.
-    assert visit(site_page, server.url(NEXT))["restored"] is True
+    assert_views_equal_cpython(page)
 
 
-def test_restored_python_draws_fresh_random_numbers(site_page, server):
+def test_the_next_page_shares_the_running_python_and_answers_as_cpython(site_page, server):
+    first = visit(site_page, server.url(FIRST))
+    assert first["shared"] is False and first["restored"] is False and first["settled"] == "saved"
+    following = visit(site_page, server.url(NEXT))
+    assert following["shared"] is True and following["settled"] == "saved"
+    assert_answers_as_cpython(site_page)
+    assert visit(site_page, server.url(NEXT))["shared"] is True  # a reload too
+
+
+def test_tabs_opened_at_once_share_one_python(site_page, server):
+    tabs = [site_page, site_page.context.new_page()]
+    try:
+        for tab in tabs:
+            tab.goto(server.url(NEXT), wait_until="commit")
+        for tab in tabs:
+            tab.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
+        assert sorted(tab.evaluate("window.inferlab.runtime.timings.shared") for tab in tabs) == [False, True]
+        for tab in tabs:
+            assert_views_equal_cpython(tab)
+    finally:
+        tabs[1].close()
+
+
+def test_after_a_browser_restart_python_is_restored_and_answers_as_cpython(browser_type, server, tmp_path):
+    # A shared worker ends with the browser; the snapshot it saved (through a File, as shared workers have no sync
+    # access handles) is what the next day's first page restores.
+    def launch():
+        return browser_type.launch_persistent_context(tmp_path / "profile", executable_path=executable(), args=ARGS)
+
+    context = launch()
+    try:
+        first = visit(context.pages[0], server.url(FIRST))
+        assert first["restored"] is False and first["settled"] == "saved"
+    finally:
+        context.close()
+    context = launch()
+    try:
+        page = context.pages[0]
+        errors = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        again = visit(page, server.url(NEXT))
+        assert again["restored"] is True and again["shared"] is False and again["settled"] == "restored"
+        assert again["random"] != first["random"]  # reseeded, not replayed from the snapshot
+        assert_answers_as_cpython(page)
+        assert errors == []
+    finally:
+        context.close()
+
+
+def test_without_shared_workers_the_next_page_restores_python_and_answers_as_cpython(dedicated_worker, site_page,
+                                                                                      server):
+    first = visit(site_page, server.url(FIRST))
+    assert first["restored"] is False and first["settled"] == "saved"
+    following = visit(site_page, server.url(NEXT))
+    assert following["restored"] is True and following["shared"] is False and following["settled"] == "restored"
+    assert_answers_as_cpython(site_page)
+    assert visit(site_page, server.url(NEXT))["restored"] is True  # a reload too
+
+
+def test_restored_python_draws_fresh_random_numbers(dedicated_worker, site_page, server):
     visit(site_page, server.url(FIRST))
     draws = []
     for _ in range(2):
@@ -102,7 +162,7 @@ def test_an_older_builds_snapshot_in_indexeddb_is_removed(site_page, server):
     eventually(site_page, f"async () => !(await ({old_database})())", timeout_s=5)
 
 
-def test_two_tabs_opened_at_once_both_restore(site_page, server):
+def test_two_tabs_opened_at_once_both_restore(dedicated_worker, site_page, server):
     # The snapshot file is opened read-only, so tabs that start together share it rather than lock each other out.
     visit(site_page, server.url(FIRST))
     tabs = [site_page.context.new_page() for _ in range(2)]
@@ -118,7 +178,7 @@ def test_two_tabs_opened_at_once_both_restore(site_page, server):
 
 
 @pytest.mark.parametrize("how", ["key", "truncated", "bytes", "header"])
-def test_a_bad_snapshot_boots_normally_and_is_replaced(site_page, server, how):
+def test_a_bad_snapshot_boots_normally_and_is_replaced(dedicated_worker, site_page, server, how):
     assert visit(site_page, server.url(FIRST))["settled"] == "saved"
     assert site_page.evaluate(TAMPER, how).endswith(".snapshot")
     again = visit(site_page, server.url(NEXT))
@@ -127,26 +187,30 @@ def test_a_bad_snapshot_boots_normally_and_is_replaced(site_page, server, how):
     assert visit(site_page, server.url(FIRST))["restored"] is True  # the replacement restores
 
 
-def test_a_rebuilt_simulator_is_never_restored_from_the_old_snapshot(browser, tmp_path):
+@pytest.mark.parametrize("shared", [True, False], ids=["shared-worker", "dedicated-worker"])
+def test_a_rebuilt_simulator_is_never_served_by_the_old_python_or_snapshot(browser, tmp_path, shared):
+    kept = "shared" if shared else "restored"  # how a later page of one build finds Python
     sim = tmp_path / "sim"
     shutil.copytree(build.ROOT / "sim", sim, ignore=shutil.ignore_patterns("__pycache__"))
     paths = build.Paths(out=tmp_path / "_site", sim=sim)
     build.build(paths)
     server = Server(paths.out)
     context = browser.new_context()
+    if not shared:
+        context.add_init_script("delete window.SharedWorker;")
     try:
         page = context.new_page()
         assert visit(page, server.url(FIRST))["settled"] == "saved"
-        assert visit(page, server.url(FIRST))["restored"] is True
+        assert visit(page, server.url(FIRST))[kept] is True
         old_zip = page.get_attribute("html", "data-sim-zip")
         # A redeploy with a changed simulator: a new sim zip, so the old snapshot's key no longer matches.
         (sim / "redeploy.py").write_text('"""A change to the simulator."""\n')
         build.build(paths)
         after = visit(page, server.url(FIRST))
         assert page.get_attribute("html", "data-sim-zip") != old_zip
-        assert after["restored"] is False and after["settled"] == "saved"
+        assert after["restored"] is False and after["shared"] is False and after["settled"] == "saved"
         assert_views_equal_cpython(page)
-        assert visit(page, server.url(NEXT))["restored"] is True
+        assert visit(page, server.url(NEXT))[kept] is True
     finally:
         context.close()
         server.close()

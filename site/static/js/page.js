@@ -10,8 +10,7 @@ import { writeUrlState } from "./urlstate.js";
 
 function main() {
   const sections = [...document.querySelectorAll("[data-widget]")];
-  const html = document.documentElement;
-  const runtime = new Runtime(new URL(html.dataset.simZip || "", new URL(html.dataset.root || "./", document.baseURI)).href);
+  const runtime = new Runtime();
   if (sections.length > 0) {
     runtime.start();
     runtime.useWidgets([...new Set(sections.map((section) => section.dataset.widget))]);

@@ -1,12 +1,12 @@
-// The page's handle on the Python worker: boot, status, and render requests as promises.
+// The page's handle on the Python worker (started by boot.js, shared or dedicated): boot, status, and render
+// requests as promises.
 
 // A boot that fails says so at once (the worker reports every start-up error); this only catches a download that
 // stalls without failing.
 const BOOT_TIMEOUT_MS = 90_000;
 
 export class Runtime {
-  constructor(simZipUrl) {
-    this.simZipUrl = simZipUrl;
+  constructor() {
     this.widgetNames = null; // set by useWidgets() once the page is parsed
     this.listeners = new Set();
     this.status = "loading";
@@ -14,9 +14,15 @@ export class Runtime {
     this.pending = new Map(); // seq -> {resolve, reject}
     this.seq = 0;
     this.worker = null;
+    this.port = null; // what carries the messages: the dedicated worker itself, or the shared worker's port
     // Resolves once the worker's after-boot work is over (a snapshot saved for the next page, or none needed):
     // with the value "saved", "restored", "refused" or "failed".
     this.settled = new Promise((resolve) => { this.reportSettled = resolve; });
+    // A page gone for good (not kept in the back-forward cache) tells a shared worker, which would otherwise
+    // keep it among the pages it writes to.
+    window.addEventListener("pagehide", (event) => {
+      if (!event.persisted && this.port && !this.worker?.terminate) this.port.postMessage({ type: "bye" });
+    });
   }
 
   onStatus(listener) {
@@ -34,24 +40,25 @@ export class Runtime {
     this.stop();
     this.setStatus("loading", "python");
     // The first worker was started by static/js/boot.js while the page was still being parsed; a retry
-    // starts a new one here.
+    // starts a new one through the same function.
     const boot = window.inferlabBoot;
-    window.inferlabBoot = null;
-    let worker = boot?.worker;
-    if (!worker) {
+    let started = boot?.first;
+    const early = started ? boot.early : [];
+    if (boot) boot.first = null;
+    if (!started) {
       try {
-        worker = new Worker(new URL("./worker.js", import.meta.url), {
-          type: "module",
-          name: JSON.stringify({ simZip: this.simZipUrl }),
-        });
+        if (!boot) throw new Error("static/js/boot.js did not run");
+        started = boot.start();
       } catch (error) {
         this.setStatus("failed", String(error?.message ?? error));
         return;
       }
     }
+    const { worker, port } = started;
     this.worker = worker;
+    this.port = port;
     const timer = setTimeout(() => this.fail("timeout"), BOOT_TIMEOUT_MS);
-    worker.onmessage = (event) => {
+    port.onmessage = (event) => {
       const message = event.data;
       if (message.type === "progress") this.setStatus("loading", message.stage);
       else if (message.type === "ready") {
@@ -70,19 +77,19 @@ export class Runtime {
       clearTimeout(timer);
       this.fail(event.message || "the Python worker could not start");
     };
-    if (this.widgetNames) worker.postMessage({ type: "widgets", names: this.widgetNames });
+    if (this.widgetNames) port.postMessage({ type: "widgets", names: this.widgetNames });
     // Replay what the early worker said before this page script took it over.
-    for (const event of boot?.early ?? []) {
+    for (const event of early) {
       if (this.worker !== worker) break;
       if (event.type === "error") worker.onerror(event);
-      else worker.onmessage(event);
+      else port.onmessage(event);
     }
   }
 
   // The widget modules the page needs; Python imports them as soon as it is up.
   useWidgets(names) {
     this.widgetNames = names;
-    this.worker?.postMessage({ type: "widgets", names });
+    this.port?.postMessage({ type: "widgets", names });
   }
 
   fail(detail) {
@@ -90,9 +97,15 @@ export class Runtime {
     this.setStatus("failed", detail);
   }
 
+  // A dedicated worker is ended; a shared one serves other pages, and is only told this page has left.
   stop() {
-    if (this.worker) this.worker.terminate();
+    if (this.worker?.terminate) this.worker.terminate();
+    else if (this.port) {
+      this.port.postMessage({ type: "bye" });
+      this.port.close();
+    }
     this.worker = null;
+    this.port = null;
     for (const { reject } of this.pending.values()) reject(new Error("the Python worker stopped"));
     this.pending.clear();
   }
@@ -110,7 +123,7 @@ export class Runtime {
     const seq = ++this.seq;
     return new Promise((resolve, reject) => {
       this.pending.set(seq, { resolve, reject });
-      this.worker.postMessage({ type: "render", seq, widget, state });
+      this.port.postMessage({ type: "render", seq, widget, state });
     });
   }
 }

@@ -5,9 +5,10 @@
 // private mode, quota, another tab holding the file, a damaged file) reads as "no snapshot": the caller boots
 // normally and saves a new one.
 //
-// One file: a 4-byte length, a JSON header {key, length, digest} of that length, then the memory. It is read
-// with a synchronous access handle (workers only): a plain read into this thread's memory, with none of the
-// copying through the browser process that an IndexedDB Blob of 31 MB costs while a page is loading.
+// One file: a 4-byte length, a JSON header {key, length, digest} of that length, then the memory. A dedicated
+// worker reads it with a synchronous access handle: a plain read into this thread's memory, with none of the
+// copying through the browser process that an IndexedDB Blob of 31 MB costs while a page is loading. A shared
+// worker has no such handles, and reads the file as a File (it restores only when no page of the site was open).
 
 // The site's root (this file is static/js-<hash>/snapshot.js): sites that share an origin (user.github.io/a/
 // and /b/) keep a file each.
@@ -24,39 +25,50 @@ async function openFile(options) {
   return root.getFileHandle(FILE, options);
 }
 
-function readHeader(handle) {
-  const size = handle.getSize();
-  const length = new DataView(new ArrayBuffer(LENGTH_BYTES));
-  if (size < LENGTH_BYTES || handle.read(length, { at: 0 }) !== LENGTH_BYTES) return null;
-  const headerLength = length.getUint32(0, true);
-  if (size < LENGTH_BYTES + headerLength) return null;
-  const header = new Uint8Array(headerLength);
-  handle.read(header, { at: LENGTH_BYTES });
-  const meta = JSON.parse(new TextDecoder().decode(header));
-  return { ...meta, offset: LENGTH_BYTES + headerLength, size };
+const SYNC_ACCESS = typeof FileSystemSyncAccessHandle !== "undefined"; // dedicated workers only
+
+// The file as {size, read(at, length) -> Promise<Uint8Array>, close()}, through whichever access this worker has.
+async function openReader(file) {
+  if (!SYNC_ACCESS) {
+    const blob = await file.getFile();
+    const read = async (at, length) => new Uint8Array(await blob.slice(at, at + length).arrayBuffer());
+    return { size: blob.size, read, close() {} };
+  }
+  // Read-only handles can be held by several tabs at once (browsers without the option take a writable one).
+  const handle = await file.createSyncAccessHandle({ mode: "read-only" });
+  const read = async (at, length) => {
+    const data = new Uint8Array(length);
+    if (handle.read(data, { at }) !== length) throw new Error("the snapshot is incomplete");
+    return data;
+  };
+  return { size: handle.getSize(), read, close: () => handle.close() };
+}
+
+async function readHeader(reader) {
+  if (reader.size < LENGTH_BYTES) return null;
+  const headerLength = new DataView((await reader.read(0, LENGTH_BYTES)).buffer).getUint32(0, true);
+  if (reader.size < LENGTH_BYTES + headerLength) return null;
+  const meta = JSON.parse(new TextDecoder().decode(await reader.read(LENGTH_BYTES, headerLength)));
+  return { ...meta, offset: LENGTH_BYTES + headerLength };
 }
 
 // The snapshot saved under `key`, or null. Only its header is read before this returns; the memory arrives in
 // `bytes` a task later, so that Pyodide's own downloads are under way first, and `verified` says whether it is
 // whole (length and SHA-256, checked beside the restore rather than before it).
 export async function findSnapshot(key) {
-  let handle = null;
+  let reader = null;
   try {
-    const file = await openFile();
-    // Read-only handles can be held by several tabs at once (browsers without the option take a writable one).
-    handle = await file.createSyncAccessHandle({ mode: "read-only" });
-    const meta = readHeader(handle);
-    if (!meta || meta.key !== key || meta.size !== meta.offset + meta.length) {
-      handle.close();
+    reader = await openReader(await openFile());
+    const meta = await readHeader(reader);
+    if (!meta || meta.key !== key || reader.size !== meta.offset + meta.length) {
+      reader.close();
       return null;
     }
-    const opened = handle;
-    handle = null;
-    const bytes = new Promise((resolve) => setTimeout(resolve)).then(() => {
+    const opened = reader;
+    reader = null;
+    const bytes = new Promise((resolve) => setTimeout(resolve)).then(async () => {
       try {
-        const data = new Uint8Array(meta.length);
-        if (opened.read(data, { at: meta.offset }) !== meta.length) throw new Error("the snapshot is incomplete");
-        return data;
+        return await opened.read(meta.offset, meta.length);
       } finally {
         opened.close();
       }
@@ -65,7 +77,7 @@ export async function findSnapshot(key) {
     const verified = bytes.then(async (data) => (await digest(data)) === meta.digest, () => false);
     return { bytes, verified };
   } catch {
-    handle?.close();
+    reader?.close();
     return null;
   }
 }
@@ -77,15 +89,16 @@ export async function saveSnapshot(key, bytes) {
     const header = new TextEncoder().encode(JSON.stringify({ key, length: bytes.length, digest: await digest(bytes) }));
     const length = new DataView(new ArrayBuffer(LENGTH_BYTES));
     length.setUint32(0, header.length, true);
-    handle = await (await openFile({ create: true })).createSyncAccessHandle();
+    const file = await openFile({ create: true });
+    if (!SYNC_ACCESS) return await writeWhole(file, [length, header, bytes]);
+    handle = await file.createSyncAccessHandle();
     handle.truncate(0);
     // A write cut short (a closed tab, a full disk) leaves a file shorter than its header says: never restored.
     handle.write(length, { at: 0 });
     handle.write(header, { at: LENGTH_BYTES });
     if (handle.write(bytes, { at: LENGTH_BYTES + header.length }) !== bytes.length) throw new Error("short write");
     handle.flush();
-    // Builds before December 2026 kept their snapshot (31 MB) in IndexedDB: that copy is never read again.
-    self.indexedDB?.deleteDatabase("inferlab");
+    forgetOldSnapshot();
     return true;
   } catch {
     try {
@@ -97,6 +110,25 @@ export async function saveSnapshot(key, bytes) {
   } finally {
     handle?.close();
   }
+}
+
+// Without a sync handle: a writable stream, which replaces the file only once it is closed whole.
+async function writeWhole(file, parts) {
+  const writable = await file.createWritable();
+  try {
+    await writable.write(new Blob(parts));
+    await writable.close();
+  } catch {
+    await writable.abort().catch(() => {});
+    return false;
+  }
+  forgetOldSnapshot();
+  return true;
+}
+
+// Builds before December 2026 kept their snapshot (31 MB) in IndexedDB: that copy is never read again.
+function forgetOldSnapshot() {
+  self.indexedDB?.deleteDatabase("inferlab");
 }
 
 export async function forgetSnapshot() {

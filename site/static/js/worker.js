@@ -1,41 +1,58 @@
-// The Python side of the page, in a module Web Worker: starts Pyodide from the site's own vendor/ folder,
-// unpacks the simulator zip, imports the page's widgets and answers {widget, state} with render(state). The
-// view crosses as JSON text, so the page gets exactly what CPython's json.dumps would give.
+// The Python side of the page, in a module worker: starts Pyodide from the site's own vendor/ folder, unpacks the
+// simulator zip, imports each page's widgets and answers {widget, state} with render(state). The view crosses as
+// JSON text, so the page gets exactly what CPython's json.dumps would give.
+//
+// Where the browser has them, this is a SharedWorker (extendedLifetime): one Python for every tab of the site,
+// kept alive across the step from one lesson to the next, so that the next page's widgets answer as soon as the
+// page has asked for them (a few hundred milliseconds, against about a second for a restore). Elsewhere it is one
+// dedicated worker per page. Each page is a client: its own port, its own widgets, its own "ready".
 //
 // Boot starts as soon as this module runs. The page names the sim zip in the worker's name ({type: "module",
 // name: JSON {simZip}}) rather than in a message: a message posted before the worker exists waits for the page's
 // main thread, which is busy laying the page out. (Nor in its address: a service worker answering from its cache
-// gives the worker the cached file's address, without the query.) The widget names follow in "widgets" once the
-// page is parsed; "ready" is posted when both are done.
+// gives the worker the cached file's address, without the query.) The name also keeps builds apart: a new sim zip
+// is a new shared worker. A page's widget names follow in "widgets" once it is parsed; "ready" is posted to it
+// when both Python and its widgets are in.
 //
 // Python comes from a memory snapshot when this browser has one for this Pyodide build and this sim zip
 // (snapshot.js); otherwise it boots in full, and once it has answered, every widget module is imported and a
-// snapshot saved for the next page. "settled" says that is over.
+// snapshot saved for the next visit. "settled" says that is over.
 import { loadPyodide, version as pyodideVersion } from "../../vendor/pyodide/pyodide.mjs";
 import { findSnapshot, forgetSnapshot, saveSnapshot } from "./snapshot.js";
 
 const SIM_DIR = "/home/pyodide/inferlab";
 const INDEX_URL = new URL("../../vendor/pyodide/", import.meta.url).href;
-const timings = {}; // reported with "ready", for bench/ and the tests
+const SHARED = typeof SharedWorkerGlobalScope !== "undefined" && self instanceof SharedWorkerGlobalScope;
+const timings = {}; // the boot's, reported with each "ready" (for bench/ and the tests)
 let pyodide = null;
 let simWidgets = null; // the sim.widgets module, once Python is up
-let widgetNames = null;
-let renderJson = null;
+let renderJson = null; // set once Python is up and the simulator imported: the boot is over
 let snapshotKey = null; // set when this boot should save a snapshot once the page is served
 let unpackAfterReady = null; // a restored boot's sim zip, unpacked once "ready" is out (see unpackSimulator)
 const IDLE_MS = 500; // the pause in renders after which the snapshot is made
 let idleTimer = null;
 let saving = false;
-let failed = false;
+let failure = null; // the boot's failure, told to every page
+let settled = null; // the after-boot work's outcome, once it is over
+const clients = new Set(); // {port, names, ready, timings}: one per page
+let pagesServed = 0;
 
-function post(message) {
-  self.postMessage(message);
+function broadcast(message) {
+  for (const client of clients) client.port.postMessage(message);
 }
 
+// A boot that fails is over for every page. A shared worker closes once a page has heard it, so that a retry (a
+// new SharedWorker of the same name) starts a fresh one rather than finding this one. (A failure can come before
+// the first page has connected: a refused download is quicker than the browser's "connect".)
 function fail(error) {
-  if (failed || renderJson) return;
-  failed = true;
-  post({ type: "failed", message: String(error?.message ?? error) });
+  if (failure || renderJson) return;
+  failure = String(error?.message ?? error);
+  broadcast({ type: "failed", message: failure });
+  closeIfFailed();
+}
+
+function closeIfFailed() {
+  if (SHARED && failure && clients.size > 0) self.close();
 }
 
 // Pyodide leaves some failures unhandled — a refused pyodide.asm.wasm surfaces only as an uncaught "Failed to
@@ -104,7 +121,6 @@ random.seed()
 }
 
 async function boot({ simZip }) {
-  timings.start = performance.now();
   timings.origin = performance.timeOrigin; // the worker's clock starts here: bench/ lines it up with the page's
   const key = `pyodide ${pyodideVersion} ${new URL(simZip).pathname.split("/").pop()}`;
   // In the order they are needed: the snapshot's few requests are answered before the compile keeps this thread
@@ -113,7 +129,7 @@ async function boot({ simZip }) {
   runtimeScript = import("../../vendor/pyodide/pyodide.asm.mjs");
   runtimeScript.catch(fail);
   compileRuntimeEarly();
-  post({ type: "progress", stage: "python" });
+  broadcast({ type: "progress", stage: "python" });
   const simArchive = fetch(simZip).then((response) => {
     if (!response.ok) throw new Error(`${simZip}: HTTP ${response.status}`);
     return response.arrayBuffer();
@@ -139,7 +155,7 @@ async function boot({ simZip }) {
     if (!pyodide) {
       pyodide = await loadPyodide(options({ _makeSnapshot: true }));
       timings.pyodide = performance.now();
-      post({ type: "progress", stage: "simulator" });
+      broadcast({ type: "progress", stage: "simulator" });
       unpackSimulator(await simArchive);
       preparePython();
       timings.restored = false;
@@ -151,18 +167,10 @@ async function boot({ simZip }) {
   }
 }
 
-// Import the page's widgets once both Python and their names are here.
+// Python is up: serve every page that has named its widgets, then the after-boot work.
 function finishBoot() {
-  if (failed || renderJson || !simWidgets || !widgetNames) return;
-  try {
-    for (const name of widgetNames) simWidgets.load(name);
-    renderJson = simWidgets.render_json;
-    timings.ready = performance.now();
-    post({ type: "ready", timings });
-  } catch (error) {
-    fail(error);
-    return;
-  }
+  renderJson = simWidgets.render_json;
+  for (const client of clients) serve(client);
   if (unpackAfterReady) {
     try {
       unpackSimulator(unpackAfterReady);
@@ -172,7 +180,31 @@ function finishBoot() {
     unpackAfterReady = null;
   }
   if (snapshotKey) saveWhenIdle();
-  else post({ type: "settled", snapshot: "restored" });
+  else settle("restored");
+}
+
+function settle(outcome) {
+  settled = outcome;
+  broadcast({ type: "settled", snapshot: outcome });
+}
+
+// Import a page's widgets once both Python and their names are here, and tell it Python is ready. A widget that
+// cannot be imported fails that page only: Python goes on serving the others.
+function serve(client) {
+  if (failure) {
+    client.port.postMessage({ type: "failed", message: failure });
+    return;
+  }
+  if (!renderJson || !client.names || client.ready) return;
+  try {
+    for (const name of client.names) simWidgets.load(name);
+  } catch (error) {
+    client.port.postMessage({ type: "failed", message: String(error?.message ?? error) });
+    return;
+  }
+  client.ready = true;
+  client.port.postMessage({ type: "ready", timings: { ...timings, ...client.timings, ready: performance.now() } });
+  if (settled) client.port.postMessage({ type: "settled", snapshot: settled });
 }
 
 // The snapshot (about 0.2 s of this thread's time) waits for a pause in the student's moves, so that it never
@@ -182,7 +214,7 @@ function saveWhenIdle() {
   clearTimeout(idleTimer);
   idleTimer = setTimeout(() => {
     saving = true;
-    saveForNextPage().then((state) => post({ type: "settled", snapshot: state }));
+    saveForNextPage().then(settle);
   }, IDLE_MS);
 }
 
@@ -198,22 +230,36 @@ async function saveForNextPage() {
   }
 }
 
-function render({ seq, widget, state }) {
+function render(port, { seq, widget, state }) {
   saveWhenIdle();
   try {
-    post({ type: "view", seq, json: renderJson(widget, JSON.stringify(state)) });
+    port.postMessage({ type: "view", seq, json: renderJson(widget, JSON.stringify(state)) });
   } catch (error) {
-    post({ type: "error", seq, message: String(error?.message ?? error) });
+    port.postMessage({ type: "error", seq, message: String(error?.message ?? error) });
   }
 }
 
-self.onmessage = (event) => {
-  const message = event.data;
-  if (message.type === "widgets") {
-    widgetNames = message.names;
-    finishBoot();
-  } else if (message.type === "render") render(message);
-};
+// A page: its port (the dedicated worker's own scope, or a port of the shared one) and its widgets.
+function connect(port) {
+  // shared: this page found Python running (or starting) for an earlier page; start: when this page came
+  const client = { port, names: null, ready: false, timings: { start: performance.now(), shared: pagesServed++ > 0 } };
+  clients.add(client);
+  port.onmessage = (event) => {
+    const message = event.data;
+    if (message.type === "widgets") {
+      client.names = message.names;
+      serve(client);
+    } else if (message.type === "render") render(port, message);
+    else if (message.type === "bye") clients.delete(client);
+  };
+  if (failure) {
+    serve(client);
+    closeIfFailed();
+  } else if (!renderJson) port.postMessage({ type: "progress", stage: "python" });
+}
+
+if (SHARED) self.onconnect = (event) => connect(event.ports[0]);
+else connect(self);
 
 let given = null;
 try {
