@@ -114,3 +114,22 @@ def test_plots_state_their_numbers_and_readouts_are_announced_once_the_input_set
     announced = site_page.evaluate("window.announced")
     assert len(announced) == 1, announced
     assert after["outputs"]["decode_ms"]["text"] in announced[0]
+
+
+FRAMES = """() => [...document.querySelectorAll('[data-scroll]')].filter(box => box.getClientRects().length).map(box => ({
+  overflowing: box.scrollWidth > box.clientWidth + 1, focusable: box.tabIndex === 0 && box.getAttribute('role') === 'region',
+  named: box.getAttribute('aria-label') === box.dataset.label, more: box.parentElement.dataset.more ?? ''}))"""
+
+
+def test_a_frame_wider_than_a_phone_becomes_a_named_region_a_keyboard_can_scroll(site_page, server):
+    # Set from the frames' first ResizeObserver report (the page script reads no layout as it starts).
+    site_page.set_viewport_size(WIDTHS["phone"])
+    site_page.goto(server.url("prefill-decode/"))
+    site_page.wait_for_function(f"() => ({FRAMES})().some(f => f.overflowing && f.focusable)")
+    frames = site_page.evaluate(FRAMES)
+    assert any(f["overflowing"] for f in frames) and any(not f["overflowing"] for f in frames)
+    for frame in frames:
+        if frame["overflowing"]:
+            assert frame["focusable"] and frame["named"] and frame["more"] == "right", frame
+        else:
+            assert not frame["focusable"] and frame["more"] == "", frame
