@@ -211,3 +211,11 @@ def test_a_shared_python_whose_wasm_is_missing_fails_within_seconds_and_retry_re
         assert watch.page_errors == []
     finally:
         server.close()
+
+
+def test_a_refused_shared_worker_gives_the_page_a_dedicated_one(site_page, server):
+    # Some sandboxed or private contexts have SharedWorker but throw when one is made.
+    site_page.context.add_init_script(
+        "window.SharedWorker = function () { throw new DOMException('refused', 'SecurityError'); };")
+    open_ready(site_page, server.url("prefill-decode/"))
+    assert site_page.evaluate("typeof window.inferlab.runtime.worker.terminate") == "function"

@@ -13,11 +13,16 @@
   const script = new URL("worker.js", document.currentScript.src);
   const options = { type: "module", name: JSON.stringify({ simZip: new URL(html.dataset.simZip, root).href }) };
 
-  // {worker, port}: the port is the one that carries messages (a dedicated worker is its own).
+  // {worker, port}: the port is the one that carries messages (a dedicated worker is its own). Where a shared
+  // worker is refused (some sandboxed or private contexts throw), the page gets a dedicated one.
   function start() {
     if (typeof SharedWorker === "function") {
-      const worker = new SharedWorker(script, { ...options, extendedLifetime: true });
-      return { worker, port: worker.port };
+      try {
+        const worker = new SharedWorker(script, { ...options, extendedLifetime: true });
+        return { worker, port: worker.port };
+      } catch {
+        // a dedicated worker below
+      }
     }
     const worker = new Worker(script, options);
     return { worker, port: worker };
