@@ -129,7 +129,6 @@ async function boot({ simZip }) {
   runtimeScript = import("../../vendor/pyodide/pyodide.asm.mjs");
   runtimeScript.catch(fail);
   compileRuntimeEarly();
-  broadcast({ type: "progress", stage: "python" });
   const simArchive = fetch(simZip).then((response) => {
     if (!response.ok) throw new Error(`${simZip}: HTTP ${response.status}`);
     return response.arrayBuffer();
