@@ -33,7 +33,14 @@ class Server:
 
             def copyfile(self, source, outputfile):
                 while chunk := source.read(1 << 16):
-                    outputfile.write(chunk)
+                    try:
+                        outputfile.write(chunk)
+                    except (BrokenPipeError, ConnectionResetError):
+                        # The browser went away mid-download (a tab or a test's context closed, a navigation
+                        # cancelled): an everyday event, not a server error with a traceback.
+                        log.append(f'"{self.requestline}" left unfinished: the client closed the connection')
+                        self.close_connection = True
+                        return
                     with counting:
                         server.sent_bytes += len(chunk)
 

@@ -3,6 +3,7 @@
 import re
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -11,6 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import build
+from builder.serve import Server
 
 HERE = Path(__file__).parent
 
@@ -75,3 +77,25 @@ def test_serve_survives_a_broken_save_and_recovers(tmp_path):
     finally:
         server.process.terminate()
         server.process.wait(timeout=10)
+
+
+def test_a_client_that_leaves_mid_download_is_logged_not_a_traceback(tmp_path, capfd):
+    (tmp_path / "big.bin").write_bytes(bytes(8 << 20))
+    (tmp_path / "small.txt").write_text("still here")
+    server = Server(tmp_path)
+    try:
+        with socket.create_connection(("127.0.0.1", server.httpd.server_address[1])) as client:
+            client.sendall(b"GET /big.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert client.recv(1 << 12).startswith(b"HTTP/1.0 200")
+            # Reset, not a polite close: the server's next write fails at once.
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        deadline = time.monotonic() + 10
+        while not any("left unfinished" in line for line in server.log):
+            assert time.monotonic() < deadline, server.log
+            time.sleep(0.05)
+        with urllib.request.urlopen(server.url("small.txt"), timeout=5) as response:
+            assert response.read() == b"still here"
+    finally:
+        server.close()
+    assert "Traceback" not in capfd.readouterr().err
+    assert server.sent_bytes < 8 << 20
