@@ -7,25 +7,44 @@
 // - Files whose name carries their hash (site-<hash>.css, the scripts in js-<hash>/, sim-<hash>.zip) and the
 //   pinned vendor/ packages come from the cache first: they never change under a name, and a page asks for
 //   those of its own build.
-// - Each build has its own cache; installing copies the files whose hash is unchanged from the old one (a
-//   redeploy does not download Pyodide again) and fetches the rest; once it is active, the pages the old one
-//   kept are fetched again into it and the old caches are deleted.
+// - Each build of the site has its own cache (other sites on the origin have theirs, untouched); installing
+//   copies the files whose hash is unchanged from the old one (a redeploy does not download Pyodide again) and
+//   fetches the rest; once it is active, the pages the old one kept are fetched again into it and the old
+//   caches are deleted.
 const BUILD = /* BUILD */ { version: "dev", files: {} };
 
-const PREFIX = "inferlab-";
-const CACHE = `${PREFIX}${BUILD.version}`;
-const MANIFEST_KEY = "inferlab-build.json"; // this cache's BUILD, kept in it for the next build to compare
 const ROOT = new URL("./", self.location.href);
+// Caches are named by the site's folder as well as its build: two sites on one origin (two courses on one
+// github.io account) each keep, and clean up, their own. A path has no space, so one site's prefix is never the
+// start of another's name.
+const PREFIX = `inferlab ${ROOT.pathname} `;
+const CACHE = `${PREFIX}${BUILD.version}`;
+const UNNAMED_PREFIX = "inferlab-"; // the caches of builds before that: "inferlab-<version>", whichever site
+const MANIFEST_KEY = "inferlab-build.json"; // this cache's BUILD, kept in it for the next build to compare
 const IMMUTABLE = /^(vendor\/|static\/site-[0-9a-f]+\.css$|static\/js-[0-9a-f]+\/|py\/sim-[0-9a-f]+\.zip$)/;
 
 function sitePath(url) {
   return url.href.startsWith(ROOT.href) ? url.href.slice(ROOT.href.length).split(/[?#]/)[0] : null;
 }
 
+// The names of this site's caches from other builds. An older build's cache, named before caches carried the
+// site's folder, is this site's when everything in it is under this site's root.
+async function olderCaches() {
+  const names = [];
+  for (const name of await caches.keys()) {
+    if (name === CACHE) continue;
+    if (name.startsWith(PREFIX)) names.push(name);
+    else if (name.startsWith(UNNAMED_PREFIX)) {
+      const requests = await (await caches.open(name)).keys();
+      if (requests.every((request) => sitePath(new URL(request.url)) !== null)) names.push(name);
+    }
+  }
+  return names;
+}
+
 async function previousCopies() {
   const copies = [];
-  for (const name of await caches.keys()) {
-    if (!name.startsWith(PREFIX) || name === CACHE) continue;
+  for (const name of await olderCaches()) {
     const cache = await caches.open(name);
     const manifest = await cache.match(new URL(MANIFEST_KEY, ROOT));
     if (manifest) copies.push({ cache, files: (await manifest.json()).files ?? {} });
@@ -61,8 +80,7 @@ self.addEventListener("install", (event) => {
 // network is down, as they were); then the older caches go.
 async function bringPagesAlong() {
   const cache = await caches.open(CACHE);
-  for (const name of await caches.keys()) {
-    if (!name.startsWith(PREFIX) || name === CACHE) continue;
+  for (const name of await olderCaches()) {
     const old = await caches.open(name);
     for (const request of await old.keys()) {
       const path = sitePath(new URL(request.url));
