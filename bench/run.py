@@ -60,7 +60,11 @@ MOVE = """
 async (position) => {
   const slider = document.querySelector('#roofline-T-slider');
   const plot = document.querySelector('[data-figure="roofline"]');
-  const done = new Promise(resolve => plot.once('plotly_afterplot', resolve));
+  // A move that only moves points is animated (no transition); any other is drawn whole.
+  const done = new Promise(resolve => {
+    plot.once('plotly_afterplot', resolve);
+    plot.once('plotly_animated', resolve);
+  });
   const t0 = performance.now();
   slider.value = String(position);
   slider.dispatchEvent(new Event('input', {bubbles: true}));

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -120,10 +121,19 @@ def open_ready(page, url: str, widget: str = "roofline"):
 
 
 def show_figures(widget):
-    """Scroll a widget into view and wait for its Plotly figures (drawn when they near the viewport)."""
+    """Scroll a widget into view and wait for its Plotly figures (drawn when they near the viewport) to show the
+    newest view."""
     widget.scroll_into_view_if_needed()
     expect(widget.locator(".js-plotly-plot")).to_have_count(widget.locator("[data-figure]").count())
+    expect(widget.locator("[data-figure][data-drawing]")).to_have_count(0)
     return widget
+
+
+def plotted(plot, expression: str):
+    """`expression` (a function of a plot's element) once the plot shows the newest view: a move of its points
+    lands on the next frame (widget.js drawPlot)."""
+    expect(plot).not_to_have_attribute("data-drawing", re.compile(""))
+    return plot.evaluate(expression)
 
 
 def cpython_view(widget: str, state: dict) -> dict:

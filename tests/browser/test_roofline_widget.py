@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from sim.widgets import roofline as roofline_widget
-from tests.browser.conftest import browser_view, cpython_view, open_ready, show_figures, wait_for_output
+from tests.browser.conftest import browser_view, cpython_view, open_ready, plotted, show_figures, wait_for_output
 
 LESSON = "prefill-decode/"
 
@@ -49,7 +49,7 @@ def test_slider_moves_update_readouts_and_plot(site_page, server):
     assert t == stops[position] and 2000 < t < 2200
     assert slider.get_attribute("aria-valuetext") == str(t)  # read out as the value, not the position
     wait_for_output(widget, "prefill_ms", expected(site_page, T=t)["outputs"]["prefill_ms"]["value"])
-    assert plot.evaluate("el => el.data[2].x[0]") > 100 * before_x
+    assert plotted(plot, "el => el.data[2].x[0]") > 100 * before_x
     # Keyboard: the browser's own; arrows step one stop, Home/End jump to the ends.
     slider.focus()
     slider.press("End")
@@ -67,6 +67,41 @@ def test_slider_moves_update_readouts_and_plot(site_page, server):
     expect(note).to_have_text("权重矩阵乘与注意力算力受限，其余带宽受限")
 
 
+# The markers drawn away from where their data and the plot's axes put them (in pixels, half a pixel allowed).
+MISPLACED_POINTS = """el => {
+  const {xaxis, yaxis} = el._fullLayout, misplaced = [];
+  el.querySelectorAll(".scatterlayer .trace").forEach((trace, i) => trace.querySelectorAll(".point").forEach((point, j) => {
+    const [x, y] = point.getAttribute("transform").match(/translate\\(([-\\d.e]+),([-\\d.e]+)\\)/).slice(1).map(Number);
+    const want = [xaxis.d2p(el.data[i].x[j]), yaxis.d2p(el.data[i].y[j])];
+    if (Math.abs(x - want[0]) > 0.5 || Math.abs(y - want[1]) > 0.5) misplaced.push({trace: i, point: j, x, y, want});
+  }));
+  return misplaced;
+}"""
+
+
+def test_a_move_of_points_only_is_animated_and_lands_where_a_whole_drawing_puts_them(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON))
+    plot = show_figures(widget).locator('[data-figure="roofline"]')
+    plot.evaluate("el => { window.__draws = []; el.on('plotly_afterplot', () => __draws.push('whole'));"
+                  " el.on('plotly_animated', () => __draws.push('points')); }")
+    for t in (512, 4096, 16384):
+        widget.locator('input[name="T"]').fill(str(t))
+        wait_for_output(widget, "prefill_ms", expected(site_page, T=t)["outputs"]["prefill_ms"]["value"])
+        show_figures(widget)
+    assert plot.evaluate("el => el.querySelectorAll('.scatterlayer .point').length") == 5
+    assert set(site_page.evaluate("window.__draws")) == {"points"}  # T moves points only: no whole drawing
+    want = expected(site_page, T=16384)["figures"]["roofline"]["data"]
+    assert plotted(plot, "el => el.data.map(t => [t.x, t.y])") == [[t["x"], t["y"]] for t in want]
+    assert plot.evaluate(MISPLACED_POINTS) == []
+    # Another GPU moves the roof and renames it: drawn whole.
+    site_page.evaluate("window.__draws = []")
+    widget.locator('select[name="hardware"]').select_option("a100-sxm-80gb")
+    wait_for_output(widget, "decode_ms", expected(site_page, T=16384, hardware="a100-sxm-80gb")["outputs"]["decode_ms"]["value"])
+    assert plotted(plot, "el => el.data[0].y[2]") == pytest.approx(312)
+    assert site_page.evaluate("window.__draws") == ["whole"]
+    assert plot.evaluate(MISPLACED_POINTS) == []
+
+
 def test_batch_moves_the_weight_matmuls_point_right_while_the_real_point_stalls(site_page, server):
     widget = open_ready(site_page, server.url(LESSON))
     widget.locator('input[name="context"]').fill("4096")
@@ -75,7 +110,7 @@ def test_batch_moves_the_weight_matmuls_point_right_while_the_real_point_stalls(
     for b in (1, 16, 256):
         widget.locator('input[name="B"]').fill(str(b))
         wait_for_output(widget, "decode_intensity", expected(site_page, B=b, context=4096)["outputs"]["decode_intensity"]["value"])
-        xs.append(plot.evaluate("el => [el.data[3].x[0], el.data[4].x[0], el.data[5].x[0]]"))
+        xs.append(plotted(plot, "el => [el.data[3].x[0], el.data[4].x[0], el.data[5].x[0]]"))
     (real1, weights1, attention1), _, (real256, weights256, attention256) = xs
     assert weights1 == 1 and weights256 == 256  # the weight matmuls: B x 2N FLOPs over 2N bytes of BF16 weights
     assert real256 < 100 and real256 / real1 < 100  # KV and state are not: the real point stalls below ~93

@@ -6,6 +6,33 @@ import { TEXT } from "./text.js";
 import { readUrlState } from "./urlstate.js";
 
 const PLOT_CONFIG = { displayModeBar: false, responsive: true };
+// Points moved at once, without a transition and without redrawing what did not change.
+const MOVE_POINTS = { transition: { duration: 0 }, frame: { duration: 0, redraw: false }, mode: "immediate" };
+
+function sameValues(a, b) {
+  return a === b || (Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => v === b[i]));
+}
+
+// A plot as drawn, taken before Plotly writes its defaults into the figure: everything but where the points are
+// (its layout, labels, styles, colours, the number of points of each trace), where they are, and which traces
+// Plotly can move without drawing them again (scatter traces without a fill).
+function drawing(figure) {
+  const shape = JSON.stringify([figure.layout, figure.data.map(({ x, y, ...rest }) => [rest, x?.length, y?.length])]);
+  return {
+    shape,
+    points: figure.data.map(({ x, y }) => [x, y]),
+    movable: figure.data.map((trace) => (trace.type ?? "scatter") === "scatter" && (trace.fill ?? "none") === "none"),
+  };
+}
+
+// The traces whose points moved from one drawing to the next when nothing else changed, and Plotly can move them
+// all; null otherwise.
+function pointsMoved(before, after) {
+  if (!before || before.shape !== after.shape) return null;
+  const moved = after.points.flatMap(([x, y], i) =>
+    sameValues(x, before.points[i][0]) && sameValues(y, before.points[i][1]) ? [] : [i]);
+  return moved.every((i) => after.movable[i]) ? moved : null;
+}
 
 export class Widget {
   constructor(section, runtime, page) {
@@ -17,6 +44,7 @@ export class Widget {
     this.name = data.widget;
     this.view = data.view; // the newest view shown: pre-rendered until Python answers
     this.markup = new Map(Object.entries(data.view.svg)); // each diagram's markup now on the page
+    this.plots = new Map(); // for each plot: {drawn: its drawing(), next: the draw waiting, busy}
     this.initial = data.state;
     this.paramNames = Object.keys(data.state).filter((name) => name !== "lang");
     this.state = { ...data.state };
@@ -54,7 +82,7 @@ export class Widget {
     document.addEventListener("themechange", () => {
       if (this.figuresDrawn || matchMedia("print").matches) this.drawFigures(this.view);
     });
-    window.addEventListener("beforeprint", () => this.drawFigures(this.view));
+    window.addEventListener("beforeprint", () => this.drawFigures(this.view, { whole: true }));
   }
 
   runtimeStatus(status, detail) {
@@ -145,7 +173,7 @@ export class Widget {
     this.page.viewApplied(this, view);
   }
 
-  async drawFigures(view) {
+  async drawFigures(view, { whole = false } = {}) {
     if (Object.keys(view.figures).length === 0) return;
     if (typeof window.Plotly === "undefined") {
       try {
@@ -162,9 +190,42 @@ export class Widget {
       // Python's figure untouched.
       if (!element) continue;
       if (figure.alt && element.getAttribute("aria-label") !== figure.alt) element.setAttribute("aria-label", figure.alt);
-      window.Plotly.react(element, withColours(figure.data), withColours(figure.layout), PLOT_CONFIG);
+      const plot = this.plots.get(id) ?? { drawn: null, next: null, busy: false };
+      this.plots.set(id, plot);
+      plot.next = { element, data: withColours(figure.data), layout: withColours(figure.layout), whole };
+      if (!plot.busy) this.drawPlot(plot);
     }
     this.figuresDrawn = true;
+  }
+
+  // A move that only moves points (most slider moves) has Plotly move them (Plotly.animate, no transition): about
+  // half the time of Plotly.react, which draws the axes, legend and margins again. Anything else is drawn whole.
+  // An animation lands on the next frame: draws of one plot take turns, so that an older one never lands after a
+  // newer one, and while one is under way only the newest waiting is kept. data-drawing is on the plot's element
+  // until it shows the newest view (the tests wait for that).
+  async drawPlot(plot) {
+    plot.busy = true;
+    const element = plot.next.element;
+    element.dataset.drawing = "";
+    while (plot.next) {
+      const { data, layout, whole } = plot.next;
+      plot.next = null;
+      const now = drawing({ data, layout });
+      const moved = whole || !element._fullLayout ? null : pointsMoved(plot.drawn, now);
+      plot.drawn = now;
+      try {
+        if (moved === null) await window.Plotly.react(element, data, layout, PLOT_CONFIG);
+        else if (moved.length > 0) {
+          const points = moved.map((i) => ({ x: data[i].x, y: data[i].y }));
+          await window.Plotly.animate(element, { data: points, traces: moved }, MOVE_POINTS);
+        }
+      } catch (error) {
+        plot.drawn = null; // drawn whole next time
+        console.warn(`inferlab: ${this.id}: a plot was not drawn (${error?.message ?? error})`);
+      }
+    }
+    plot.busy = false;
+    delete element.dataset.drawing;
   }
 
   // What the student changed, said once: the readouts as they stand a moment after the input settles, not every
