@@ -9,7 +9,8 @@
   sent (the worker's downloads and the offline cache included; bodies uncompressed, Pages would gzip the text);
   the same visits in a browser without SharedWorker (each page then restores Python from its snapshot); and the
   time until the widgets say they failed when pyodide.asm.wasm is missing from the server.
-- interaction: a slider move -> readouts and plot updated (Plotly's afterplot), over N moves.
+- interaction: a slider move -> readouts and plot updated (Plotly's afterplot, or plotly_animated where the move
+  only moves points), over N moves.
 - build: full site build, best and median of several runs.
 """
 

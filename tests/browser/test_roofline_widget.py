@@ -79,7 +79,7 @@ MISPLACED_POINTS = """el => {
 }"""
 
 
-def test_a_move_of_points_only_is_animated_and_lands_where_a_whole_drawing_puts_them(site_page, server):
+def test_a_move_of_points_only_is_animated_and_lands_where_the_axes_put_its_data(site_page, server):
     widget = open_ready(site_page, server.url(LESSON))
     plot = show_figures(widget).locator('[data-figure="roofline"]')
     plot.evaluate("el => { window.__draws = []; el.on('plotly_afterplot', () => __draws.push('whole'));"
