@@ -14,6 +14,7 @@ In both, every language has the keys of the default language (sim/languages.py),
 from __future__ import annotations
 
 import ast
+import functools
 import string
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,19 +157,26 @@ def check_text_blocks(sim_dir: Path) -> list[Problem]:
     words per language live anywhere else in the module."""
     problems = []
     for path in sorted(sim_dir.rglob("*.py")):
-        if "__pycache__" in path.parts:
-            continue
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        text_node = None
-        for node in tree.body:
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "TEXT" for t in node.targets):
-                text_node = node.value
-                problems += _check_text(path, node.value)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Dict) and node is not text_node and _language_keys(node):
-                problems.append(Problem(path, node.lineno, "words per language belong in the module's TEXT "
-                                                           "(one block per language), not in a dict of their own"))
+        if "__pycache__" not in path.parts:
+            problems += _check_module(path, path.read_text(encoding="utf-8"))
     return problems
+
+
+@functools.lru_cache(maxsize=1024)
+def _check_module(path: Path, source: str) -> tuple[Problem, ...]:
+    """One module's TEXT problems; remembered by path and source, for a process that builds more than once."""
+    problems = []
+    tree = ast.parse(source, filename=str(path))
+    text_node = None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "TEXT" for t in node.targets):
+            text_node = node.value
+            problems += _check_text(path, node.value)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict) and node is not text_node and _language_keys(node):
+            problems.append(Problem(path, node.lineno, "words per language belong in the module's TEXT "
+                                                       "(one block per language), not in a dict of their own"))
+    return tuple(problems)
 
 
 def _language_keys(node: ast.Dict) -> bool:

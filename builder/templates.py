@@ -33,10 +33,30 @@ def fill(text: str, **values) -> str:
     return text.format(**values)
 
 
+class _CompiledTemplates(jinja2.BytecodeCache):
+    """Compiled templates kept for the life of the process, by template file and source checksum (a changed
+    source compiles again): a process that builds more than once, as the tests do, compiles each template once.
+    Every environment shares the options that compiling depends on, since make_templates makes them all."""
+
+    def __init__(self):
+        self._code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if (code := self._code.get(bucket.key)) is not None:
+            bucket.bytecode_from_string(code)
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self._code[bucket.key] = bucket.bytecode_to_string()
+
+
+_COMPILED = _CompiledTemplates()
+
+
 def make_templates(folder: Path, **globals_) -> jinja2.Environment:
     """Templates from `folder`; a name or key a template uses that does not exist is an error, never blank."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(folder),
+        bytecode_cache=_COMPILED,
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
