@@ -103,6 +103,12 @@ self.addEventListener("activate", (event) => {
   event.waitUntil(Promise.all([preload, bringPagesAlong()]).then(() => self.clients.claim()));
 });
 
+// This build's cache, or null once a newer build's worker has deleted it. Only installing makes the cache: a
+// worker on its way out that opened it again would leave a copy no later build knows to delete.
+async function ownCache() {
+  return (await caches.has(CACHE)) ? caches.open(CACHE) : null;
+}
+
 // A page's own copy is kept under its address without the query: a scenario link (?T=…) opens the page offline.
 function pageKey(url) {
   const key = new URL(url);
@@ -113,26 +119,26 @@ function pageKey(url) {
 
 // A copy is written beside the answer, not before it: the page gets its bytes while the cache takes its own.
 function keep(event, cache, key, response) {
-  if (response.ok && response.type === "basic") event.waitUntil(cache.put(key, response.clone()));
+  if (cache && response.ok && response.type === "basic") event.waitUntil(cache.put(key, response.clone()));
   return response;
 }
 
 async function networkFirst(event) {
   const request = event.request;
-  const cache = await caches.open(CACHE);
+  const cache = await ownCache();
   const key = request.mode === "navigate" ? pageKey(request.url) : request;
   try {
     return keep(event, cache, key, (await event.preloadResponse) ?? (await fetch(request)));
   } catch (error) {
-    const kept = await cache.match(key, { ignoreSearch: request.mode === "navigate" });
+    const kept = await cache?.match(key, { ignoreSearch: request.mode === "navigate" });
     if (kept) return kept;
     throw error;
   }
 }
 
 async function cacheFirst(event) {
-  const cache = await caches.open(CACHE);
-  const kept = await cache.match(event.request, { ignoreSearch: true });
+  const cache = await ownCache();
+  const kept = await cache?.match(event.request, { ignoreSearch: true });
   return kept ?? keep(event, cache, event.request, await fetch(event.request));
 }
 
@@ -151,7 +157,8 @@ self.addEventListener("message", (event) => {
   const port = event.ports[0];
   event.waitUntil((async () => {
     try {
-      const cache = await caches.open(CACHE);
+      const cache = await ownCache();
+      if (!cache) throw new Error("a newer build's service worker has taken over");
       const key = pageKey(event.data.url);
       if (!(await cache.match(key))) {
         const response = await fetch(key);

@@ -15,7 +15,10 @@ export async function keepForOffline(served) {
   await served;
   try {
     const root = new URL(document.documentElement.dataset.root || "./", document.baseURI);
-    await navigator.serviceWorker.register(new URL(script, root));
+    const registered = await navigator.serviceWorker.register(new URL(script, root));
+    // A redeploy's sw.js is looked for now, not only when the browser's own check after a navigation comes round
+    // (which can be long after the page is served): its cache then replaces the old build's at once.
+    if (registered.active) registered.update().catch(() => {}); // offline, or the server unreachable: next time
     const registration = await navigator.serviceWorker.ready;
     const channel = new MessageChannel();
     const answer = new Promise((resolve) => { channel.port1.onmessage = (event) => resolve(event.data.kept); });
