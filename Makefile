@@ -7,14 +7,26 @@ PY := $(VENV)/bin/python
 CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM
 
-.PHONY: serve test build check bench chromium setup clean
+.PHONY: serve test test-fast test-lesson build check bench chromium setup clean
 
 serve: $(VENV)/.base node_modules/.installed
 	$(PY) build.py serve
 
+# pytest-xdist: the browser tests run in order on one worker, sharing one Python (tests/browser/conftest.py);
+# the other workers run the rest meanwhile.
 test: $(VENV)/.test node_modules/.installed chromium
 	$(PY) -m ruff check .
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadgroup --durations=15
+
+# The inner loop: everything but the browser tests (under a minute), and the browser tests of one lesson
+# (make test-lesson LESSON=kv-cache-serving).
+test-fast: $(VENV)/.test node_modules/.installed
+	$(PY) -m ruff check .
+	$(PY) -m pytest -m "not browser" -q -n auto
+
+test-lesson: $(VENV)/.test node_modules/.installed chromium
+	@test -n "$(LESSON)" || { echo "name the lesson: make test-lesson LESSON=<slug from lessons/course.yml>"; exit 2; }
+	$(PY) -m pytest tests/browser --lesson $(LESSON)
 
 build: $(VENV)/.base node_modules/.installed
 	$(PY) build.py build

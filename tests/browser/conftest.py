@@ -1,11 +1,24 @@
 """Browser tests: the real built site, served over HTTP, driven in Debian's Chromium by Playwright.
 
-Every page a test opens through `site_page` has every request outside the site's origin blocked and
-counted, and any console error or uncaught exception fails the test.
+Python is booted once for the whole run, not once per test. The tests share one browser context
+(`shared_context`), where the site's shared worker keeps one Python up from test to test, as it does for a
+student going from page to page. Each test in turn gets its one tab (`site_page`) and navigates to the scenario
+it needs; what a test can leave behind (a stored theme, listeners, routes, viewport and media emulation on the tab,
+granted permissions, offline mode) is undone after it, so nothing left over from the last test matters.
+
+A test that must see what a context starts with or keeps — a cold start, a failed boot, a restored snapshot,
+offline reading, a browser without shared workers — takes a context of its own (Playwright's `page` or
+`context`, or one it makes from `browser`) and says so with `@pytest.mark.own_context`. Collection stops with an
+error for a browser test that takes its own context unmarked, or that is marked and shares one too.
+
+Every page a test opens through `site_page` has every request outside the site's origin blocked and counted, and
+any console error, uncaught exception or CSP violation fails the test.
 """
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import json
 import os
 import re
@@ -23,13 +36,40 @@ from builder.templates import js_number
 from sim import widgets
 
 READY_TIMEOUT_MS = 60_000
+# A test takes a browser context of its own through pytest-playwright's fixtures (own_page and dedicated_worker
+# build on them), or makes one from the browser it asks for.
+OWN_CONTEXT_FIXTURES = {"page", "context", "new_context"}
+BROWSER_FIXTURES = {"browser", "browser_type"}
+# Reported to the browser console, where `site_page` counts it as an error.
+CSP_LISTENER = ("document.addEventListener('securitypolicyviolation', e => "
+                "console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));")
+# (A page opened with wait_until="commit" may have no widget parsed yet: that is not "every widget ready".)
+ALL_READY = """() => {
+  const widgets = [...document.querySelectorAll('[data-widget]')];
+  return widgets.length > 0 && widgets.every(w => w.dataset.state === 'ready') && window.inferlab !== undefined;
+}"""
 
 
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     here = Path(__file__).parent
+    wrong = []
     for item in items:
-        if here in Path(item.fspath).parents:
-            item.add_marker(pytest.mark.browser)
+        if here not in Path(item.fspath).parents:
+            continue
+        item.add_marker(pytest.mark.browser)
+        # Under pytest-xdist (make test), every browser test runs on one worker, in order, sharing one Python;
+        # the other worker runs the rest meanwhile.
+        item.add_marker(pytest.mark.xdist_group("browser"))
+        own = item.get_closest_marker("own_context") is not None
+        asked = set(inspect.signature(item.function).parameters)
+        takes_own = bool(OWN_CONTEXT_FIXTURES & set(item.fixturenames) or BROWSER_FIXTURES & asked)
+        shares = "site_page" in item.fixturenames
+        if takes_own and not own:
+            wrong.append(f"{item.nodeid}: takes a browser context of its own; mark it @pytest.mark.own_context")
+        elif own and shares:
+            wrong.append(f"{item.nodeid}: marked own_context but uses site_page, the shared context")
+    if wrong:
+        raise pytest.UsageError("\n".join(wrong))
 
 
 @pytest.fixture(scope="session")
@@ -61,14 +101,36 @@ def pytest_runtest_makereport(item, call):
     setattr(item, f"rep_{report.when}", report)
 
 
+def failed(request) -> bool:
+    report = getattr(request.node, "rep_call", None)
+    return report is not None and report.failed
+
+
 @pytest.fixture(autouse=True)
 def print_server_log_on_failure(request, server):
     start = len(server.log)
     yield
-    report = getattr(request.node, "rep_call", None)
-    if report is not None and report.failed:
+    if failed(request):
         print("--- server log during the test ---")
         print("\n".join(server.log[start:]))
+
+
+@pytest.fixture
+def serve(request):
+    """serve(folder) -> a Server of the test's own (a site it builds or changes), closed after the test; its log is
+    printed if the test failed."""
+    servers = []
+
+    def start(folder: Path) -> Server:
+        servers.append(Server(folder))
+        return servers[-1]
+
+    yield start
+    for s in servers:
+        if failed(request):
+            print(f"--- log of the test's server {s.origin} ---")
+            print("\n".join(s.log))
+        s.close()
 
 
 class Watch:
@@ -78,12 +140,17 @@ class Watch:
         self.console_errors: list[str] = []
         self.page_errors: list[str] = []
         self.external_requests: list[str] = []
-        self.csp_violations: list[str] = []
 
     def assert_clean(self):
         assert self.external_requests == [], "requests left the site's origin"
         assert self.page_errors == [], "uncaught errors"
         assert self.console_errors == [], "console errors"
+
+    def page(self, page):
+        """Count this page's console errors and uncaught exceptions."""
+        page.on("console", lambda m: self.console_errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.page_errors.append(str(e)))
+        return page
 
 
 @pytest.fixture
@@ -91,25 +158,102 @@ def watch() -> Watch:
     return Watch()
 
 
-@pytest.fixture
-def site_page(page, server, watch):
-    """A page on the served site; external requests blocked, errors collected and asserted at the end."""
+def guard(context, origin: str, watching) -> None:
+    """Report CSP violations to the console, and block every request that leaves `origin`, counted against the
+    Watch that `watching()` returns (if any)."""
 
     def route(r):
-        if r.request.url.startswith(server.origin) or r.request.url.startswith(("data:", "blob:")):
+        url = r.request.url
+        if url.startswith(origin) or url.startswith(("data:", "blob:")):
             r.continue_()
         else:
-            watch.external_requests.append(r.request.url)
+            if (watch := watching()) is not None:
+                watch.external_requests.append(url)
             r.abort()
 
-    page.context.route("**/*", route)
-    page.on("console", lambda m: watch.console_errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: watch.page_errors.append(str(e)))
-    page.add_init_script(
-        "document.addEventListener('securitypolicyviolation', e => "
-        "console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI));"
-    )
-    yield page
+    context.add_init_script(CSP_LISTENER)
+    context.route("**/*", route)
+
+
+class SharedContext:
+    """A browser context kept from test to test, with one tab that each test in turn navigates (a new tab costs a
+    renderer process and a cold first page); off-origin requests are counted against the test now running."""
+
+    VIEWPORT = {"width": 1280, "height": 720}  # Playwright's default
+
+    def __init__(self, context, origin: str):
+        self.context = context
+        self.origin = origin
+        self.watch: Watch | None = None
+        self.tab = None
+        self.listeners: list[tuple[str, object]] = []
+        guard(context, origin, lambda: self.watch)
+
+    def page(self):
+        """The shared tab, a new one if a test closed it; the listeners a test adds are noted, to be removed."""
+        if self.tab is None or self.tab.is_closed():
+            self.tab = self.context.new_page()
+            self.tab.set_viewport_size(self.VIEWPORT)
+            for method in ("on", "once"):
+                setattr(self.tab, method, self._noting(getattr(self.tab, method)))
+        return self.tab
+
+    def _noting(self, add):
+        def noted(event, f):
+            self.listeners.append((event, f))
+            add(event, f)
+        return noted
+
+    def reset(self) -> None:
+        """Undo what a test can leave behind: the site's storage (the theme), its listeners, routes, viewport and
+        media emulation on the tab, the context's permissions and offline mode; the tab goes to about:blank."""
+        tab = self.tab
+        try:
+            if tab.url.startswith(self.origin):
+                tab.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+            for event, f in self.listeners:
+                with contextlib.suppress(KeyError):  # a `once` listener that fired is gone already
+                    tab.remove_listener(event, f)
+            tab.unroute_all(behavior="ignoreErrors")
+            tab.set_viewport_size(self.VIEWPORT)
+            tab.emulate_media(color_scheme="null", contrast="null", forced_colors="null", media="null",
+                              reduced_motion="null")
+            tab.goto("about:blank")
+        except Exception:  # a tab the test broke is replaced, not repaired
+            tab.close()
+        finally:
+            self.listeners.clear()
+        self.context.clear_permissions()
+        self.context.set_offline(False)
+
+
+@pytest.fixture(scope="session")
+def shared_context(browser, server):
+    """One browser context for every test that shares one: one Python, booted by the first of them."""
+    shared = SharedContext(browser.new_context(), server.origin)
+    yield shared
+    shared.context.close()
+
+
+@pytest.fixture
+def site_page(shared_context, watch):
+    """The shared context's tab, for this test; external requests blocked, errors collected and asserted at the
+    end, the test's leftovers undone."""
+    shared_context.watch = watch
+    page = watch.page(shared_context.page())
+    try:
+        yield page
+        watch.assert_clean()
+    finally:
+        shared_context.reset()
+        shared_context.watch = None
+
+
+@pytest.fixture
+def own_page(page, server, watch):
+    """Like site_page, in a browser context of the test's own (mark the test own_context)."""
+    guard(page.context, server.origin, lambda: watch)
+    yield watch.page(page)
     watch.assert_clean()
 
 
@@ -118,6 +262,13 @@ def open_ready(page, url: str, widget: str = "roofline"):
     page.goto(url)
     page.wait_for_selector(f'#{widget}[data-state="ready"]', timeout=READY_TIMEOUT_MS)
     return page.locator(f"#{widget}")
+
+
+def open_all_ready(page, url: str) -> None:
+    """Open url and wait until every widget on it answers (a page with none only loads)."""
+    page.goto(url)
+    if page.locator("[data-widget]").count():
+        page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
 
 
 def show_figures(widget):
@@ -141,6 +292,11 @@ def cpython_view(widget: str, state: dict) -> dict:
     return json.loads(json.dumps(widgets.render(widget, {"lang": "zh", **state})))
 
 
+def island(widget) -> dict:
+    """A widget's JSON island: its name, the lesson's settings (with the page's language) and CPython's view."""
+    return json.loads(widget.locator("script.widget-data").text_content())
+
+
 def browser_view(page, widget_id: str) -> dict:
     """The newest view the page received from Python for a widget."""
     return page.evaluate(f"window.inferlab.views[{json.dumps(widget_id)}]")
@@ -157,19 +313,6 @@ def eventually(page, predicate: str, arg=None, timeout_s: float = 30) -> None:
     while not page.evaluate(predicate, arg):
         assert time.monotonic() < deadline, predicate
         time.sleep(0.2)
-
-
-def assert_every_question_grades_its_own_answer(page, verdict: str = "对了") -> int:
-    """Answer each predict box on the page with the simulator's own figure; each must say it is right."""
-    boxes = page.locator('[data-widget="predict"]')
-    for i in range(boxes.count()):
-        box = boxes.nth(i)
-        question = json.loads(box.locator("script.widget-data").text_content())["state"]["question"]
-        right = widgets.render("predict", {"question": question, "guess": 1})["outputs"]["expected"]["value"]
-        box.locator('input[name="guess"]').fill(str(right))
-        box.locator("button.commit").click()
-        expect(box.locator('output[name="verdict"]')).to_contain_text(verdict)
-    return boxes.count()
 
 
 @pytest.fixture

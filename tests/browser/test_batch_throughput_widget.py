@@ -10,6 +10,7 @@ from sim.widgets import batch_throughput
 from tests.browser.conftest import cpython_view, open_ready, show_figures, wait_for_output
 
 LESSON = "inference-vs-training/"
+pytestmark = pytest.mark.lesson(LESSON.strip("/"))
 ID = "batch-throughput"
 
 

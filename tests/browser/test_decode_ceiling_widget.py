@@ -7,6 +7,7 @@ from playwright.sync_api import expect
 from tests.browser.conftest import browser_view, cpython_view, open_ready, show_figures, wait_for_output
 
 LESSON = "inference-vs-training/"
+pytestmark = pytest.mark.lesson(LESSON.strip("/"))
 ID = "decode-ceiling"
 
 

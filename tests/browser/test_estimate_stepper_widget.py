@@ -2,11 +2,13 @@
 
 import json
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import cpython_view, open_ready
 
 LESSON = "prefill-decode/"
+pytestmark = pytest.mark.lesson(LESSON.strip("/"))
 WIDGET = "estimate-stepper"
 STEPS = ("naive", "fails", "improved")
 

@@ -1,12 +1,13 @@
-"""Lesson inference-vs-training: predict-then-check questions graded by the simulator, and its links."""
+"""Lesson inference-vs-training: predict-then-check questions graded by the simulator (a named mistake in both
+languages), and its links. (Every box grading its own answer is checked for every lesson in test_lessons.py.)"""
 
-import json
-
+import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import assert_every_question_grades_its_own_answer, cpython_view, open_ready
+from tests.browser.conftest import browser_view, cpython_view, island, open_ready
 
 LESSON = "inference-vs-training/"
+pytestmark = pytest.mark.lesson(LESSON.strip("/"))
 
 
 def predicted(guess) -> dict:
@@ -39,28 +40,26 @@ def test_a_wrong_prediction_is_graded_wrong_from_the_keyboard(site_page, server)
     expect(box.locator('output[name="verdict"]')).to_have_text(predicted(None)["outputs"]["verdict"]["text"])
 
 
-def test_forgetting_ttft_is_named_with_the_answer_and_its_derivation(site_page, server):
-    box = open_ready(site_page, server.url(LESSON), "q6")
-    assert json.loads(box.locator("script.widget-data").text_content())["state"]["question"] == "e2e-latency"
+@pytest.mark.parametrize("lang, named", [("", "漏了 TTFT"), ("en/", "forgets TTFT")], ids=["zh", "en"])
+def test_forgetting_ttft_is_named_with_the_answer_and_its_derivation(site_page, server, lang, named):
+    box = open_ready(site_page, server.url(lang + LESSON), "q6")
+    state = island(box)["state"]
+    assert state["question"] == "e2e-latency"
     answer = box.locator(".predict-answer")
     expect(answer).to_be_hidden()
     box.locator('input[name="guess"]').fill("12.5")  # TPOT x 500 alone: the TTFT left out
     box.locator("button.commit").click()
-    named = cpython_view("predict", {"question": "e2e-latency", "guess": 12.5})
+    named_view = cpython_view("predict", {**state, "guess": 12.5})
     verdict = box.locator('output[name="verdict"]')
-    expect(verdict).to_have_text(named["outputs"]["verdict"]["text"])
-    expect(verdict).to_contain_text("漏了 TTFT")
+    expect(verdict).to_have_text(named_view["outputs"]["verdict"]["text"])
+    expect(verdict).to_contain_text(named)
     expect(box.locator('[data-flag="mistake"]')).not_to_have_attribute("hidden", "")
     expect(answer).to_be_visible()
-    expect(box.locator('output[name="expected"]')).to_have_text(named["outputs"]["expected"]["text"])
-    expect(box.locator('output[name="error"]')).to_have_text(named["outputs"]["error"]["text"])
-    expect(box.locator('[data-derivation="expected"]')).to_have_text(named["derivations"]["expected"])
-    assert site_page.evaluate("window.inferlab.views.q6")["flags"]["mistake"] is True
-
-
-def test_every_numeric_question_grades_its_own_answer(site_page, server):
-    open_ready(site_page, server.url(LESSON), "q2")
-    assert assert_every_question_grades_its_own_answer(site_page) >= 5
+    expect(box.locator('output[name="expected"]')).to_have_text(named_view["outputs"]["expected"]["text"])
+    expect(box.locator('output[name="error"]')).to_have_text(named_view["outputs"]["error"]["text"])
+    expect(box.locator('[data-derivation="expected"]')).to_have_text(named_view["derivations"]["expected"])
+    assert browser_view(site_page, "q6") == named_view
+    assert browser_view(site_page, "q6")["flags"]["mistake"] is True
 
 
 def test_a_shared_link_restores_a_prediction(site_page, server):

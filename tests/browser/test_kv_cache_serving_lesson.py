@@ -1,13 +1,13 @@
 """Lesson kv-cache-serving in a real Chromium with a real Pyodide: its two widgets answer an input as CPython does,
 its formula reads the kv-blocks widget, a prediction is graded right and wrong (with the named mistake), and the two
-earlier lessons link to it in both languages. (The English page's widgets and boxes are in test_english_lessons.py.)"""
+earlier lessons link to it in both languages. (Every lesson's widgets and boxes, in both languages, are checked in test_lessons.py.)"""
 
 import json
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import (
-    assert_every_question_grades_its_own_answer,
     browser_view,
     cpython_view,
     open_ready,
@@ -15,6 +15,7 @@ from tests.browser.conftest import (
 )
 
 LESSON = "kv-cache-serving/"
+pytestmark = pytest.mark.lesson(LESSON.strip("/"))
 
 
 def lesson_view(page, widget_id: str, **changes) -> dict:
@@ -127,11 +128,6 @@ def test_predictions_are_graded_right_and_a_named_mistake_wrong(site_page, serve
     swap.locator("button.commit").click()
     expect(swap.locator('output[name="verdict"]')).to_contain_text("只搬了 KV")
     assert browser_view(site_page, "q-swap")["outputs"]["mistake"]["text"] == "no_state"
-
-
-def test_every_numeric_question_grades_its_own_answer(site_page, server):
-    open_ready(site_page, server.url(LESSON), "q-reserve")
-    assert assert_every_question_grades_its_own_answer(site_page) == 4
 
 
 def test_the_earlier_lessons_link_here_in_both_languages(site_page, server):

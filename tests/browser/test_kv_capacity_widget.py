@@ -7,6 +7,7 @@ from playwright.sync_api import expect
 from tests.browser.conftest import browser_view, cpython_view, open_ready, wait_for_output
 
 LESSON = "inference-vs-training/"
+pytestmark = pytest.mark.lesson(LESSON.strip("/"))
 ID = "kv-capacity"
 MODEL_FIELDS = ("layers", "kv_heads", "head_dim", "weights_gb")
 

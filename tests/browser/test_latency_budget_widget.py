@@ -2,12 +2,14 @@
 
 import json
 
+import pytest
 from playwright.sync_api import expect
 
 from sim.widgets import latency_budget
 from tests.browser.conftest import cpython_view, open_ready, wait_for_output
 
 LESSON = "inference-vs-training/"
+pytestmark = pytest.mark.lesson(LESSON.strip("/"))
 ID = "latency-budget"
 
 

@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 from tests.browser.conftest import browser_view, cpython_view, open_ready, wait_for_output
 
 LESSON = "prefill-decode/"
+pytestmark = pytest.mark.lesson(LESSON.strip("/"))
 WIDGET = "matmul-shapes"
 
 

@@ -6,11 +6,12 @@ import pytest
 from playwright.sync_api import expect
 
 import build
-from builder.serve import Server
-from tests.browser.conftest import READY_TIMEOUT_MS, cpython_view, eventually, wait_for_output
+from tests.browser.conftest import ALL_READY, READY_TIMEOUT_MS, cpython_view, eventually, wait_for_output
+
+# Each test starts from a browser that has never visited the site: what it tests is what a visit leaves behind.
+pytestmark = pytest.mark.own_context
 
 LESSON = "prefill-decode/"
-ALL_READY = "() => [...document.querySelectorAll('[data-widget]')].every(w => w.dataset.state === 'ready')"
 
 
 def visit(page, url: str) -> None:
@@ -21,35 +22,51 @@ def visit(page, url: str) -> None:
     page.evaluate("window.inferlab.runtime.settled")
 
 
+# What a failure to take over shows: the registration's workers and the caches there are.
+SERVICE_WORKERS = """async () => {
+  const registration = await navigator.serviceWorker.getRegistration();
+  const worker = (w) => w && `${w.scriptURL.split("/").pop()} ${w.state}`;
+  return {caches: await caches.keys(), installing: worker(registration?.installing),
+          waiting: worker(registration?.waiting), active: worker(registration?.active),
+          controller: worker(navigator.serviceWorker.controller)};
+}"""
+
+
+def caches_become(page, predicate: str, arg=None) -> None:
+    """Wait until the caches satisfy `predicate`; if they never do, say where the service workers stand."""
+    try:
+        eventually(page, predicate, arg)
+    except AssertionError:
+        raise AssertionError(f"caches never satisfied {predicate}; {page.evaluate(SERVICE_WORKERS)}") from None
+
+
 @pytest.fixture
-def own_site(tmp_path):
+def own_site(tmp_path, serve):
     """A site of this test's own, to rebuild while a browser has it open: (paths, server)."""
     lessons, static = tmp_path / "lessons", tmp_path / "static"
     shutil.copytree(build.ROOT / "lessons", lessons)
     shutil.copytree(build.ROOT / "site" / "static", static)
     paths = build.Paths(out=tmp_path / "_site", lessons=lessons, static=static)
     build.build(paths)
-    server = Server(paths.out)
-    yield paths, server
-    server.close()
+    return paths, serve(paths.out)
 
 
-def test_a_visited_lesson_reopens_offline_with_working_widgets(site_page, server):
-    visit(site_page, server.url(LESSON))
-    site_page.context.set_offline(True)
+def test_a_visited_lesson_reopens_offline_with_working_widgets(own_page, server):
+    visit(own_page, server.url(LESSON))
+    own_page.context.set_offline(True)
     # A scenario link to the page, offline: the page, its styles, scripts, Python and the simulator all answer.
-    site_page.goto(server.url(LESSON) + "?roofline.T=1024")
-    site_page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
-    roof = site_page.locator("#roofline")
+    own_page.goto(server.url(LESSON) + "?roofline.T=1024")
+    own_page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
+    roof = own_page.locator("#roofline")
     expect(roof.locator('input[name="T"]')).to_have_value("1024")
     roof.locator('input[name="T"]').fill("512")
-    state = site_page.evaluate("window.inferlab.widgets.find(w => w.id === 'roofline').state")
+    state = own_page.evaluate("window.inferlab.widgets.find(w => w.id === 'roofline').state")
     wait_for_output(roof, "prefill_ms", cpython_view("roofline", {**state, "T": 512})["outputs"]["prefill_ms"]["value"])
-    assert site_page.evaluate("getComputedStyle(document.body).fontFamily") != ""
-    assert site_page.evaluate("document.styleSheets.length") > 0
+    assert own_page.evaluate("getComputedStyle(document.body).fontFamily") != ""
+    assert own_page.evaluate("document.styleSheets.length") > 0
     # Reloaded offline, again.
-    site_page.reload()
-    site_page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
+    own_page.reload()
+    own_page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
 
 
 def test_a_rebuilt_site_is_served_fresh_once_online(browser, own_site):
@@ -71,8 +88,8 @@ def test_a_rebuilt_site_is_served_fresh_once_online(browser, own_site):
         page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
         assert page.evaluate("window.__rebuilt") is True
         # The new build's service worker takes over and the old build's cache is deleted.
-        eventually(page, "async (old) => { const names = await caches.keys(); "
-                         "return names.length === 1 && !old.includes(names[0]); }", old_caches)
+        caches_become(page, "async (old) => { const names = await caches.keys(); "
+                            "return names.length === 1 && !old.includes(names[0]); }", old_caches)
         # Offline now, what is kept is the new build.
         page.evaluate("window.inferlab.offline")
         context.set_offline(True)
@@ -84,7 +101,7 @@ def test_a_rebuilt_site_is_served_fresh_once_online(browser, own_site):
         context.close()
 
 
-def test_two_sites_on_one_origin_keep_their_own_offline_copies(browser, tmp_path):
+def test_two_sites_on_one_origin_keep_their_own_offline_copies(browser, tmp_path, serve):
     """Two courses on one github.io account: a visit to the second, a build of its own, leaves the first's copy."""
     lessons = tmp_path / "lessons"
     shutil.copytree(build.ROOT / "lessons", lessons)
@@ -92,7 +109,7 @@ def test_two_sites_on_one_origin_keep_their_own_offline_copies(browser, tmp_path
     lesson = lessons / "zh" / "prefill-decode.md"
     lesson.write_text(lesson.read_text(encoding="utf-8").replace("\ntitle: ", "\ntitle: 另一门课 ", 1), encoding="utf-8")
     build.build(build.Paths(out=tmp_path / "origin" / "two", lessons=lessons))
-    server = Server(tmp_path / "origin")
+    server = serve(tmp_path / "origin")
     context = browser.new_context()
     try:
         page = context.new_page()
@@ -101,7 +118,7 @@ def test_two_sites_on_one_origin_keep_their_own_offline_copies(browser, tmp_path
         # The second site's worker is active once it controls its page: by then it has cleaned up what it counts as
         # its own older caches.
         eventually(page, "() => navigator.serviceWorker.controller !== null")
-        eventually(page, "async () => (await caches.keys()).length === 2")
+        caches_become(page, "async () => (await caches.keys()).length === 2")
         context.set_offline(True)
         page.goto(server.url("one/" + LESSON))
         expect(page.locator("h1")).not_to_contain_text("另一门课")
@@ -111,10 +128,9 @@ def test_two_sites_on_one_origin_keep_their_own_offline_copies(browser, tmp_path
         page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
     finally:
         context.close()
-        server.close()
 
 
-def test_an_older_builds_unnamed_cache_goes_only_if_it_is_this_sites(browser, tmp_path):
+def test_an_older_builds_unnamed_cache_goes_only_if_it_is_this_sites(browser, tmp_path, serve):
     """Builds before caches were named by site called theirs "inferlab-<version>": the next build of a site
     deletes such a cache when everything in it is that site's, and leaves another site's."""
     lessons, static = tmp_path / "lessons", tmp_path / "static"
@@ -122,7 +138,7 @@ def test_an_older_builds_unnamed_cache_goes_only_if_it_is_this_sites(browser, tm
     shutil.copytree(build.ROOT / "site" / "static", static)
     paths = build.Paths(out=tmp_path / "origin" / "one", lessons=lessons, static=static)
     build.build(paths)
-    server = Server(tmp_path / "origin")
+    server = serve(tmp_path / "origin")
     context = browser.new_context()
     try:
         page = context.new_page()
@@ -137,10 +153,9 @@ def test_an_older_builds_unnamed_cache_goes_only_if_it_is_this_sites(browser, tm
         build.build(paths)
         page.goto(server.url("one/" + LESSON))
         page.wait_for_function("() => window.__rebuilt === true")
-        eventually(page, """async () => {
+        caches_become(page, """async () => {
           const names = await caches.keys();
           return names.length === 2 && names.includes("inferlab-0therz") && names.some(n => n.startsWith("inferlab /one/ "));
         }""")
     finally:
         context.close()
-        server.close()

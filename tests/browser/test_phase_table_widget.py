@@ -6,6 +6,7 @@ from playwright.sync_api import expect
 from tests.browser.conftest import browser_view, cpython_view, open_ready, wait_for_output
 
 LESSON = "inference-vs-training/"
+pytestmark = pytest.mark.lesson(LESSON.strip("/"))
 ID = "phase-table"
 
 

@@ -1,11 +1,13 @@
 """Lesson prefill-decode: the parts that are not widgets (formula terms, evolution map, links, dig-deeper)."""
 
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import cpython_view, open_ready
 
 LESSON = "prefill-decode/"
+pytestmark = pytest.mark.lesson(LESSON.strip("/"))
 
 
 def roofline_view(page, **changes) -> dict:

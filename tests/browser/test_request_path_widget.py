@@ -3,11 +3,13 @@
 import json
 import re
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import browser_view, cpython_view, open_ready
 
 LESSON = "prefill-decode/"
+pytestmark = pytest.mark.lesson(LESSON.strip("/"))
 WIDGET = "request-path"
 READOUTS = ("step_bytes", "step_flops", "step_ms", "step_note", "decode_ms")
 ACCENT = "rgb(29, 78, 216)"  # --accent in site.css (light theme): the checked cell's fill

@@ -9,6 +9,7 @@ from sim.widgets import roofline as roofline_widget
 from tests.browser.conftest import browser_view, cpython_view, open_ready, plotted, show_figures, wait_for_output
 
 LESSON = "prefill-decode/"
+pytestmark = pytest.mark.lesson(LESSON.strip("/"))
 
 
 

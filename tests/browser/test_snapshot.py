@@ -9,16 +9,12 @@ import pytest
 
 import build
 from builder.chromium import ARGS, executable
-from builder.serve import Server
-from tests.browser.conftest import READY_TIMEOUT_MS, cpython_view, eventually, wait_for_output
+from tests.browser.conftest import ALL_READY, READY_TIMEOUT_MS, cpython_view, eventually, wait_for_output
+
+# Each test starts from a browser that has never run this site: what it tests is how Python is started or kept.
+pytestmark = pytest.mark.own_context
 
 FIRST, NEXT = "prefill-decode/", "inference-vs-training/"
-
-# (A page opened with wait_until="commit" may have no widget parsed yet: that is not "every widget ready".)
-ALL_READY = """() => {
-  const widgets = [...document.querySelectorAll('[data-widget]')];
-  return widgets.length > 0 && widgets.every(w => w.dataset.state === 'ready') && window.inferlab !== undefined;
-}"""
 
 # Changes the saved snapshot, a file in the origin private file system (the page shares the worker's origin): a
 # 4-byte header length, a JSON header {key, length, digest}, then Python's memory. "key", its header claims another
@@ -79,17 +75,31 @@ def assert_answers_as_cpython(page):
     assert_views_equal_cpython(page)
 
 
-def test_the_next_page_shares_the_running_python_and_answers_as_cpython(site_page, server):
-    first = visit(site_page, server.url(FIRST))
+OLD_DATABASE = "async () => (await indexedDB.databases()).some((db) => db.name === 'inferlab')"
+
+
+def test_the_next_page_shares_the_running_python_and_answers_as_cpython(own_page, server):
+    # Builds before the snapshot moved to the origin private file system kept it in IndexedDB ("inferlab"): the
+    # first snapshot saved removes it.
+    own_page.goto(server.url("en/"))
+    own_page.evaluate("""() => new Promise((resolve, reject) => {
+      const opening = indexedDB.open("inferlab", 1);
+      opening.onupgradeneeded = () => opening.result.createObjectStore("python").put(new Blob(["old"]), "snapshot-bytes");
+      opening.onsuccess = () => { opening.result.close(); resolve(); };
+      opening.onerror = () => reject(opening.error);
+    })""")
+    assert own_page.evaluate(OLD_DATABASE) is True
+    first = visit(own_page, server.url(FIRST))
     assert first["shared"] is False and first["restored"] is False and first["settled"] == "saved"
-    following = visit(site_page, server.url(NEXT))
+    eventually(own_page, f"async () => !(await ({OLD_DATABASE})())", timeout_s=5)
+    following = visit(own_page, server.url(NEXT))
     assert following["shared"] is True and following["settled"] == "saved"
-    assert_answers_as_cpython(site_page)
-    assert visit(site_page, server.url(NEXT))["shared"] is True  # a reload too
+    assert_answers_as_cpython(own_page)
+    assert visit(own_page, server.url(NEXT))["shared"] is True  # a reload too
 
 
-def test_tabs_opened_at_once_share_one_python(site_page, server):
-    tabs = [site_page, site_page.context.new_page()]
+def test_tabs_opened_at_once_share_one_python(own_page, server):
+    tabs = [own_page, own_page.context.new_page()]
     try:
         for tab in tabs:
             tab.goto(server.url(NEXT), wait_until="commit")
@@ -128,44 +138,20 @@ def test_after_a_browser_restart_python_is_restored_and_answers_as_cpython(brows
         context.close()
 
 
-def test_without_shared_workers_the_next_page_restores_python_and_answers_as_cpython(dedicated_worker, site_page,
-                                                                                      server):
-    first = visit(site_page, server.url(FIRST))
+def test_without_shared_workers_every_later_page_restores_python_with_fresh_random_numbers(dedicated_worker,
+                                                                                         own_page, server):
+    first = visit(own_page, server.url(FIRST))
     assert first["restored"] is False and first["settled"] == "saved"
-    following = visit(site_page, server.url(NEXT))
+    following = visit(own_page, server.url(NEXT))
     assert following["restored"] is True and following["shared"] is False and following["settled"] == "restored"
-    assert_answers_as_cpython(site_page)
-    assert visit(site_page, server.url(NEXT))["restored"] is True  # a reload too
-
-
-def test_restored_python_draws_fresh_random_numbers(dedicated_worker, site_page, server):
-    visit(site_page, server.url(FIRST))
-    draws = []
-    for _ in range(2):
-        assert visit(site_page, server.url(NEXT))["restored"] is True
-        draws.append(site_page.evaluate("window.inferlab.runtime.timings.random"))
-    assert None not in draws and draws[0] != draws[1]
-
-
-def test_an_older_builds_snapshot_in_indexeddb_is_removed(site_page, server):
-    # Builds before the snapshot moved to the origin private file system kept it in IndexedDB ("inferlab").
-    site_page.goto(server.url("en/"))
-    site_page.evaluate("""() => new Promise((resolve, reject) => {
-      const opening = indexedDB.open("inferlab", 1);
-      opening.onupgradeneeded = () => opening.result.createObjectStore("python").put(new Blob(["old"]), "snapshot-bytes");
-      opening.onsuccess = () => { opening.result.close(); resolve(); };
-      opening.onerror = () => reject(opening.error);
-    })""")
-    old_database = "async () => (await indexedDB.databases()).some((db) => db.name === 'inferlab')"
-    assert site_page.evaluate(old_database) is True
-    assert visit(site_page, server.url(FIRST))["settled"] == "saved"
-    eventually(site_page, f"async () => !(await ({old_database})())", timeout_s=5)
-
-
-def test_two_tabs_opened_at_once_both_restore(dedicated_worker, site_page, server):
+    assert_answers_as_cpython(own_page)
+    reload = visit(own_page, server.url(NEXT))  # a reload too
+    assert reload["restored"] is True
+    # Each restore reseeds: neither replays the draws of the boot that made the snapshot, nor the other's.
+    draws = [first["random"], following["random"], reload["random"]]
+    assert None not in draws and len(set(draws)) == 3
     # The snapshot file is opened read-only, so tabs that start together share it rather than lock each other out.
-    visit(site_page, server.url(FIRST))
-    tabs = [site_page.context.new_page() for _ in range(2)]
+    tabs = [own_page.context.new_page() for _ in range(2)]
     try:
         for tab in tabs:
             tab.goto(server.url(NEXT), wait_until="commit")
@@ -177,24 +163,25 @@ def test_two_tabs_opened_at_once_both_restore(dedicated_worker, site_page, serve
             tab.close()
 
 
-@pytest.mark.parametrize("how", ["key", "truncated", "bytes", "header"])
-def test_a_bad_snapshot_boots_normally_and_is_replaced(dedicated_worker, site_page, server, how):
-    assert visit(site_page, server.url(FIRST))["settled"] == "saved"
-    assert site_page.evaluate(TAMPER, how).endswith(".snapshot")
-    again = visit(site_page, server.url(NEXT))
-    assert again["restored"] is False and again["settled"] == "saved"
-    assert_views_equal_cpython(site_page)
-    assert visit(site_page, server.url(FIRST))["restored"] is True  # the replacement restores
+def test_a_bad_snapshot_boots_normally_and_is_replaced(dedicated_worker, own_page, server):
+    assert visit(own_page, server.url(FIRST))["settled"] == "saved"
+    # Each damage in turn, to the snapshot that replaced the one damaged before it.
+    for how in ("key", "truncated", "bytes", "header"):
+        assert own_page.evaluate(TAMPER, how).endswith(".snapshot"), how
+        again = visit(own_page, server.url(NEXT))
+        assert again["restored"] is False and again["settled"] == "saved", how
+        assert_views_equal_cpython(own_page)
+        assert visit(own_page, server.url(FIRST))["restored"] is True, how  # the replacement restores
 
 
 @pytest.mark.parametrize("shared", [True, False], ids=["shared-worker", "dedicated-worker"])
-def test_a_rebuilt_simulator_is_never_served_by_the_old_python_or_snapshot(browser, tmp_path, shared):
+def test_a_rebuilt_simulator_is_never_served_by_the_old_python_or_snapshot(browser, tmp_path, serve, shared):
     kept = "shared" if shared else "restored"  # how a later page of one build finds Python
     sim = tmp_path / "sim"
     shutil.copytree(build.ROOT / "sim", sim, ignore=shutil.ignore_patterns("__pycache__"))
     paths = build.Paths(out=tmp_path / "_site", sim=sim)
     build.build(paths)
-    server = Server(paths.out)
+    server = serve(paths.out)
     context = browser.new_context()
     if not shared:
         context.add_init_script("delete window.SharedWorker;")
@@ -213,4 +200,3 @@ def test_a_rebuilt_simulator_is_never_served_by_the_old_python_or_snapshot(brows
         assert visit(page, server.url(NEXT))[kept] is True
     finally:
         context.close()
-        server.close()

@@ -13,7 +13,6 @@ import pytest
 from playwright.sync_api import expect
 
 import build
-from builder.serve import Server
 from tests.browser.conftest import READY_TIMEOUT_MS
 
 NEW = "my-ceiling"
@@ -61,7 +60,8 @@ def run_in(root: Path, code: str) -> str:
     return subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True).stdout
 
 
-def test_a_copied_widget_module_builds_goes_ready_and_answers(project_with_a_new_widget, page):
+@pytest.mark.own_context  # a site of its own: a new sim zip, a new Python
+def test_a_copied_widget_module_builds_goes_ready_and_answers(project_with_a_new_widget, page, serve):
     root = project_with_a_new_widget
     assert not list((root / "site").rglob("my-ceiling*")) and not list((root / "site").rglob("weight-reads*")), \
         "no template and no stylesheet for the new widgets"
@@ -71,31 +71,28 @@ def test_a_copied_widget_module_builds_goes_ready_and_answers(project_with_a_new
     html = (root / "_site" / "fresh" / "index.html").read_text(encoding="utf-8")
     assert f'data-widget="{NEW}" id="{NEW}" data-state="loading"' in html
 
-    server = Server(root / "_site")
+    server = serve(root / "_site")
     errors = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
-    try:
-        page.goto(server.url("fresh/"))
-        widget = page.locator(f"#{NEW}")
-        expect(widget).to_have_attribute("data-state", "ready", timeout=READY_TIMEOUT_MS)
-        expect(widget.locator("h3.widget-title")).not_to_be_empty()
-        widget.locator('input[name="params_b"]').fill("7")
-        state = {"model": "custom", "params_b": 7, "weight_dtype": "bf16", "hardware": "a100-sxm-80gb",
-                 "lang": "zh", "changed": "params_b"}
-        want = json.loads(run_in(root, f"import json, sim.widgets as w; print(w.render_json({NEW!r}, "
-                                       f"{json.dumps(json.dumps(state))}))"))
-        ceiling = want["outputs"]["ceiling_tokens_per_s"]
-        expect(widget.locator('output[name="ceiling_tokens_per_s"]')).to_have_text(ceiling["text"])
-        assert page.evaluate(f"window.inferlab.views[{NEW!r}]") == want
-        # The guide's example: ready, and a new GPU gives the time Python computes for it.
-        example = page.locator("#weight-reads")
-        expect(example).to_have_attribute("data-state", "ready")
-        example.locator('select[name="hardware"]').select_option("b200")
-        state = {"hardware": "b200", "model": "qwen3.8-27b", "lang": "zh", "changed": "hardware"}
-        want = json.loads(run_in(root, "import json, sim.widgets as w; "
-                                       f"print(w.render_json('weight-reads', {json.dumps(json.dumps(state))}))"))
-        expect(example.locator('output[name="weights_ms"]')).to_have_text(want["outputs"]["weights_ms"]["text"])
-    finally:
-        server.close()
+    page.goto(server.url("fresh/"))
+    widget = page.locator(f"#{NEW}")
+    expect(widget).to_have_attribute("data-state", "ready", timeout=READY_TIMEOUT_MS)
+    expect(widget.locator("h3.widget-title")).not_to_be_empty()
+    widget.locator('input[name="params_b"]').fill("7")
+    state = {"model": "custom", "params_b": 7, "weight_dtype": "bf16", "hardware": "a100-sxm-80gb",
+             "lang": "zh", "changed": "params_b"}
+    want = json.loads(run_in(root, f"import json, sim.widgets as w; print(w.render_json({NEW!r}, "
+                                   f"{json.dumps(json.dumps(state))}))"))
+    ceiling = want["outputs"]["ceiling_tokens_per_s"]
+    expect(widget.locator('output[name="ceiling_tokens_per_s"]')).to_have_text(ceiling["text"])
+    assert page.evaluate(f"window.inferlab.views[{NEW!r}]") == want
+    # The guide's example: ready, and a new GPU gives the time Python computes for it.
+    example = page.locator("#weight-reads")
+    expect(example).to_have_attribute("data-state", "ready")
+    example.locator('select[name="hardware"]').select_option("b200")
+    state = {"hardware": "b200", "model": "qwen3.8-27b", "lang": "zh", "changed": "hardware"}
+    want = json.loads(run_in(root, "import json, sim.widgets as w; "
+                                   f"print(w.render_json('weight-reads', {json.dumps(json.dumps(state))}))"))
+    expect(example.locator('output[name="weights_ms"]')).to_have_text(want["outputs"]["weights_ms"]["text"])
     assert errors == []

@@ -1,5 +1,5 @@
 """Every class of bad lesson input fails the build with `file:line: message` and exit status 2, and leaves
-the previous site untouched (DESIGN.md §5)."""
+the previous site untouched (ARCHITECTURE.md, "Bad input")."""
 
 import os
 import re
