@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Measure the budgets of DESIGN.md §4 and print them. Asserts nothing: timings belong here, not in tests.
+"""Measure the budgets (ARCHITECTURE.md, "Budgets and make bench") and print them. Asserts nothing: timings
+belong here, not in tests.
 
     python bench/run.py [--runs 5] [--moves 100]
 

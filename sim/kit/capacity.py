@@ -1,5 +1,5 @@
 """The capacity flag of every widget that takes a model and a GPU: raised when the weights alone do not fit
-in the memory the engine may use, with how many such GPUs it would take (DESIGN.md §3.1).
+in the memory the engine may use, with how many such GPUs it would take (ARCHITECTURE.md, "The widget module").
 
 A widget adds `outputs(weights, hw)` to its view's outputs, `{"capacity": fits(...) is False}` to its flags,
 and Flag("capacity") to its layout; the flag's words are below, shared by every widget.

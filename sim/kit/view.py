@@ -1,4 +1,4 @@
-"""A widget's view: what render(state) returns, in the shape of the widget protocol (DESIGN.md §3.2)."""
+"""A widget's view: what render(state) returns, in the shape ARCHITECTURE.md gives ("The view")."""
 
 from __future__ import annotations
 
