@@ -11,7 +11,18 @@ from __future__ import annotations
 import math
 
 from sim import batching, cache, kv_layout, latency, memory, model_size, presets, roofline, scheduler, serving, traces
-from sim.display import fmt_bytes, fmt_fixed, fmt_flops, fmt_gb, fmt_grouped, fmt_mb, fmt_ms, fmt_pct, fmt_sig
+from sim.display import (
+    fmt_bytes,
+    fmt_duration,
+    fmt_fixed,
+    fmt_flops,
+    fmt_gb,
+    fmt_grouped,
+    fmt_mb,
+    fmt_ms,
+    fmt_pct,
+    fmt_sig,
+)
 
 
 def namespace() -> dict:
@@ -29,7 +40,7 @@ def namespace() -> dict:
         "h200": presets.hardware("h200-sxm"), "b200": presets.hardware("b200"),
         # formatters: number -> display text
         "ms": fmt_ms, "sig": fmt_sig, "grouped": fmt_grouped, "fixed": fmt_fixed, "pct": fmt_pct,
-        "bytes_": fmt_bytes, "flops_": fmt_flops, "gb": fmt_gb, "mb": fmt_mb,
+        "bytes_": fmt_bytes, "flops_": fmt_flops, "gb": fmt_gb, "mb": fmt_mb, "dur": fmt_duration,
         # inference-vs-training: a request end to end, batching, the serving metrics
         "serving": serving, "batching": batching, "latency": latency,
         "scheduler": scheduler, "traces": traces,  # kv-cache-serving: batching-timeline
@@ -54,5 +65,5 @@ def evaluate(expr: str, names: dict) -> str:
         raise ExpressionError(f"expression {expr!r} failed: {type(e).__name__}: {e}") from None
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise ExpressionError(f"expression {expr!r} gave {value!r}; format numbers with a formatter "
-                              "(ms, sig, grouped, fixed, pct, gb, mb, bytes_, flops_)")
+                              "(ms, dur, sig, grouped, fixed, pct, gb, mb, bytes_, flops_)")
     return value if isinstance(value, str) else f"{value:,}"

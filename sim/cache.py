@@ -17,14 +17,26 @@ def kv_bytes_per_token(m: Model) -> int:
 def state_bytes_per_request(m: Model, state_dtype: str = "fp32") -> int:
     """The recurrent state S (key_dim x value_dim per value head) of every Gated DeltaNet layer.
 
-    The short causal-conv window (conv_kernel - 1 positions) is left out, as in the reference lessons;
-    it is under 4% of S in the anchor.
+    The short causal-conv window is left out, as in the reference lessons: conv_state_bytes_per_request, about 2%
+    of S for the anchor in FP32.
     """
     g = m.gated_deltanet
     if g is None:
         return 0
     per_layer = g.value_heads * g.key_head_dim * g.value_head_dim
     return m.linear_attention_layers * per_layer * dtype_bytes("state_dtype", state_dtype)
+
+
+def conv_state_bytes_per_request(m: Model, conv_dtype: str = "bf16") -> int:
+    """The causal-conv window of every Gated DeltaNet layer: the last conv_kernel - 1 positions of its q, k and v
+    inputs, 2 x key_heads x key_dim + value_heads x value_dim channels (vLLM's gated_delta_net_state_shape in
+    vllm/model_executor/layers/mamba/mamba_utils.py), in the model's dtype (vLLM keeps it in the model's dtype
+    unless mamba_cache_dtype says otherwise)."""
+    g = m.gated_deltanet
+    if g is None:
+        return 0
+    channels = 2 * g.key_heads * g.key_head_dim + g.value_heads * g.value_head_dim
+    return m.linear_attention_layers * channels * (g.conv_kernel - 1) * dtype_bytes("conv_dtype", conv_dtype)
 
 
 def attention_flops_per_cached_token(m: Model) -> int:

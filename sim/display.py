@@ -54,6 +54,11 @@ def fmt_ms(seconds: float) -> str:
     return f"{ms:,.2f} ms" if ms >= 1 else f"{fmt_sig(ms)} ms"
 
 
+def fmt_duration(seconds: float) -> str:
+    """Milliseconds below a second (15.39 ms), seconds above (7.70 s)."""
+    return f"{seconds:,.2f} s" if seconds >= 1 else fmt_ms(seconds)
+
+
 def fmt_bytes(n: float) -> str:
     """Four significant digits in the largest decimal unit that fits: 51.25 GB, 570 MB, 64 B."""
     for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):

@@ -3,7 +3,9 @@
 The allocator serves requests whose true lengths (sim/traces.py) it does not know in advance, under a policy:
 - "contiguous-max": reserve MAX_TOKENS = 2048 slots per request when it is admitted (Orca reserves max_tokens,
   Orca §4.2; FasterTransformer pre-allocates the max sequence length, Orca §6.1; vLLM's Orca(Max), vLLM §6.1);
-- "contiguous-pow2": reserve the next power of two >= the request's true total length (vLLM's Orca(Pow2));
+- "contiguous-pow2": reserve the prompt plus the next power of two >= the true output length, so the output is
+  over-reserved by less than 2x (vLLM's Orca(Pow2), vLLM §6.1: an output of 25 tokens gets 32 slots, plus its
+  prompt), at most MAX_TOKENS in all (OUR CHOICE: an engine reserves no more than its max sequence length);
 - "contiguous-oracle": reserve exactly the true total length (vLLM's Orca(Oracle));
 - "paged": blocks of `block_size` tokens, allocated on demand as tokens are written, each request reaching its
   blocks through a block table (vLLM §4.1-4.3); default 16 tokens (vLLM §7.2).
@@ -34,7 +36,10 @@ Conventions (each number depends on them):
   holes (vLLM §3.1's third kind of waste, not modelled). The budget is the GPU's memory as given (lessons pass
   presets.achieved(hw, memory_fraction=0.9) for vLLM's share).
 - A hybrid's recurrent state (cache.state_bytes_per_request, FP32 by default) is a fixed amount per sequence that
-  does not grow with length. It is not paged and is counted apart: it is in max_requests, not in the shares.
+  does not grow with length. It is not paged and is counted apart: it is in max_requests, not in the shares. Its
+  conv window (cache.conv_state_bytes_per_request, about 2% of it) is left out here. vLLM itself would give the
+  anchor blocks of hybrid_state(m).vllm_block_size = 784 tokens; the allocator here lets any power of two from 1
+  to 256 be tried, for dense and hybrid models alike (OUR CHOICE: one slider teaches the trade-off).
 - Sharing, copy-on-write at block granularity (vLLM §4.4), only under "paged" (a contiguous reservation cannot map
   another request's memory, so each keeps its own copy):
   - `prefix_tokens`: a system prompt prepended to every request's prompt. Its floor(S / B) full blocks are stored
@@ -56,13 +61,14 @@ needed (the blocks of concurrent requests interleave) from a pool that has serve
 anywhere (OUR CHOICE of order, _pool_order: scattered chunks of 16 slots). The numbers do not depend on where blocks
 lie, only the picture does.
 
-preemption() and hybrid_state() give the numbers behind swapping vs recomputing and behind a fixed-size state.
-No GPU preset has a host-link (PCIe) bandwidth with a checked source, so no swap time is computed from a preset:
-preemption() gives the bytes to move and the link speed at which moving them takes as long as recomputing.
+preemption() and hybrid_state() give the numbers behind swapping vs recomputing and behind a fixed-size state:
+swap times over the GPU's host link (presets.Hardware.host_link_bytes_per_s, PCIe each way), the recompute on its
+own and merged into a decode step (scheduler.step_cost), and vLLM's hybrid block and prefix-cache rules.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -112,15 +118,21 @@ class Request:
         return self.prefix + self.prompt + self.output
 
 
-def reservation(policy: str, length: int) -> int:
-    """Slots a contiguous policy reserves for a sequence of true total `length`."""
+def reservation(policy: str, prompt: int, output: int) -> int:
+    """Slots a contiguous policy reserves for a sequence of `prompt` tokens (its prefix included) that will
+    generate `output` tokens: MAX_TOKENS; prompt + the next power of two >= output (vLLM §6.1's Orca(Pow2)),
+    at most MAX_TOKENS; or prompt + output."""
     if policy == "contiguous-max":
         return MAX_TOKENS
     if policy == "contiguous-pow2":
-        return 1 << (length - 1).bit_length()
+        return _pow2_reservation(prompt, output)
     if policy == "contiguous-oracle":
-        return length
+        return prompt + output
     raise ValueError(f"policy must be one of {', '.join(CONTIGUOUS)} for a reservation; got {policy!r}")
+
+
+def _pow2_reservation(prompt: int, output: int) -> int:
+    return min(MAX_TOKENS, prompt + (1 << (output - 1).bit_length()))
 
 
 def trace_requests(preset: str, prefix_tokens: int = 0, samples: int = 1) -> tuple[Request, ...]:
@@ -184,6 +196,16 @@ class Usage:
         return self.allocated_slot_steps / self.steps
 
     @property
+    def reserved_slots_per_sequence(self) -> float:
+        """Mean slots a sequence holds for tokens it has yet to write."""
+        return self.reserved_slot_steps / (self.steps * self.samples)
+
+    @property
+    def never_used_slots_per_sequence(self) -> float:
+        """Mean slots a sequence holds past its true length."""
+        return self.never_used_slot_steps / (self.steps * self.samples)
+
+    @property
     def empty_slots_per_sequence(self) -> float:
         """Mean slots a sequence holds that do not hold a token: reserved or never used."""
         return (self.reserved_slot_steps + self.never_used_slot_steps) / (self.steps * self.samples)
@@ -222,7 +244,7 @@ def _usage(lengths, s: int, n: int, policy: str, b: int, share: bool) -> Usage:
         elif policy == "contiguous-oracle":
             allocated = length_steps
         else:
-            allocated = sum(o << (q + o - 1).bit_length() for q, o in lengths)
+            allocated = sum(o * _pow2_reservation(q, o) for q, o in lengths)
         return Usage(policy, b, n, len(lengths), steps, n * tokens, n * (length_steps - tokens),
                      n * (allocated - length_steps), 0, 0, n * steps, 0)
     prefix_blocks = s // b if share else 0
@@ -419,14 +441,31 @@ def block_size_tradeoff(m: Model, hw: Hardware, trace: str = "orca", prefix_toke
 
 # --- preemption and a hybrid's fixed-size state ----------------------------------------------------------------
 
+# The decode step a recompute is merged into: the lesson's scenario elsewhere (16 requests of 300 tokens of
+# context; OUR CHOICE, a busy step at sim/scheduler.py's default max batch).
+MERGE_DECODERS, MERGE_CONTEXT = 16, 300
+
+
 @dataclass(frozen=True)
 class Preemption:
-    """Evicting one sequence of `tokens` tokens when memory runs out, and bringing it back (vLLM §4.5)."""
+    """Evicting one sequence of `tokens` tokens when memory runs out, and bringing it back (vLLM §4.5).
+
+    Swap copies its blocks and state to host memory and back over the host link, each way at the link's speed
+    per direction (presets.Hardware.host_link_bytes_per_s). Recompute drops them and prefills its tokens again.
+    On its own that prefill is a step of its own (`recompute`); merged into a decode step, as a continuous
+    batcher runs a joiner, it costs only what it adds to that step (scheduler.step_cost: the step with the
+    sequence joining, minus the same step without it). OUR CHOICE: both ways are costed in time: a swap as the
+    time its copies take on the link, a recompute as GPU time."""
 
     tokens: int
     kv_bytes: float  # its blocks (every slot of them moves)
     state_bytes: int  # its recurrent state
-    recompute: roofline.Estimate  # a prefill of its tokens, which rebuilds KV and state alike
+    recompute: roofline.Estimate  # a prefill of its tokens on its own, which rebuilds KV and state alike
+    link_bytes_per_s: float | None  # the host link, each way; None when the preset has no sourced figure
+    decoders: int  # the decode step its recompute is merged into: requests decoding
+    context: int  # and the context each of them has cached
+    decode_step_s: float  # that step without it
+    merged_step_s: float  # that step with its recompute merged in
 
     @property
     def swap_bytes(self) -> float:
@@ -435,6 +474,7 @@ class Preemption:
 
     @property
     def recompute_s(self) -> float:
+        """The recompute as a step of its own."""
         return self.recompute.time_s
 
     @property
@@ -442,34 +482,91 @@ class Preemption:
         return self.recompute.flops
 
     @property
-    def break_even_link_bytes_per_s(self) -> float:
-        """The host-link speed at which copying the bytes back takes as long as recomputing: faster favours swap."""
-        return self.swap_bytes / self.recompute_s
+    def marginal_recompute_s(self) -> float:
+        """What the recompute adds to the decode step it is merged into."""
+        return self.merged_step_s - self.decode_step_s
 
     def swap_s(self, link_bytes_per_s: float) -> float:
-        """One direction of the swap over a host link of the given speed (no preset has a sourced one)."""
+        """One direction of the swap over a host link of the given speed, per direction."""
         return self.swap_bytes / check_positive("link_bytes_per_s", link_bytes_per_s)
+
+    @property
+    def swap_out_s(self) -> float:
+        """Copying it to host memory over this GPU's host link."""
+        return self.swap_s(self._link())
+
+    @property
+    def swap_in_s(self) -> float:
+        """Copying it back: the same bytes over the other direction of the link, as fast."""
+        return self.swap_s(self._link())
+
+    @property
+    def swap_round_trip_s(self) -> float:
+        return self.swap_out_s + self.swap_in_s
+
+    @property
+    def break_even_link_bytes_per_s(self) -> float:
+        """The link speed, each way, at which copying out and back takes as long as recomputing on its own:
+        a faster link favours swap, by this bound."""
+        return 2 * self.swap_bytes / self.recompute_s
+
+    @property
+    def merged_break_even_link_bytes_per_s(self) -> float:
+        """The link speed, each way, at which copying out and back takes as long as the recompute adds to a
+        decode step it is merged into."""
+        return 2 * self.swap_bytes / self.marginal_recompute_s
+
+    def _link(self) -> float:
+        if self.link_bytes_per_s is None:
+            raise ValueError("this GPU preset has no host-link bandwidth with a checked source")
+        return self.link_bytes_per_s
 
 
 def preemption(m: Model, hw: Hardware, tokens: int, block_size: int = DEFAULT_BLOCK_SIZE,
-               state_dtype: str = "fp32") -> Preemption:
-    """Swap vs recompute for one sequence holding `tokens` tokens in paged blocks of block_size."""
+               state_dtype: str = "fp32", decoders: int = MERGE_DECODERS, context: int = MERGE_CONTEXT) -> Preemption:
+    """Swap vs recompute for one sequence holding `tokens` tokens in paged blocks of block_size, its recompute
+    merged into a decode step of `decoders` requests with `context` tokens cached each."""
+    from sim import scheduler  # here, not at the top: sim.scheduler imports this module
+
     t = check_int("tokens", tokens, 1, roofline.MAX_TOKENS)
     b = check_block_size(block_size)
+    n = check_int("decoders", decoders, 1, roofline.MAX_BATCH)
+    c = check_int("context", context, 1, roofline.MAX_TOKENS)
     slots = -(-t // b) * b
+    step = scheduler.step_cost(m, hw, state_dtype)
+    alone = step.time_s(0, 0.0, n, n * c, 0)
+    merged = step.time_s(t, step.prefill_attention_s(t), n, n * c, 1)
     return Preemption(t, slots * cache.kv_bytes_per_token(m), cache.state_bytes_per_request(m, state_dtype),
-                      roofline.prefill(m, hw, tokens=t, state_dtype=state_dtype))
+                      roofline.prefill(m, hw, tokens=t, state_dtype=state_dtype), hw.host_link_bytes_per_s, n, c,
+                      alone, merged)
+
+
+# vLLM's attention kernels take blocks in multiples of 16 tokens: the alignment its hybrid manager rounds the
+# block up to (HybridAttentionMambaModelConfig, vllm/model_executor/models/config.py; 32 for head size 256 on
+# Blackwell with FlashInfer, which this simulator does not model).
+VLLM_BLOCK_ALIGNMENT = 16
 
 
 @dataclass(frozen=True)
 class HybridState:
-    """What a fixed-size recurrent state means for paging and prefix caching (numbers; the lesson has the words)."""
+    """What a fixed-size recurrent state means for paging and prefix caching (numbers; the lesson has the words).
 
-    state_bytes: int  # per sequence, the same at 1 token and at MAX_TOKENS
+    vLLM's hybrid KV cache manager keeps every layer's cache in one pool of equal pages, so it raises the attention
+    block until one attention layer's page holds one GDN layer's state, conv window included, rounded up to
+    VLLM_BLOCK_ALIGNMENT tokens, and pads the state's page to it (HybridAttentionMambaModelConfig in
+    vllm/model_executor/models/config.py: block = 16 x ceil(state page / (16 x one token's KV page))). With prefix
+    caching on, a hybrid's default mamba_cache_mode is "align" (vllm/config/cache.py): a state is kept only at a
+    block boundary, for each request the last one before its prompt ends (vLLM issue #45238), and only full blocks
+    are cached, so a prefix shorter than one block is never reused (issue #40696; #36010: 784-token blocks on
+    Qwen3.6-27B, prompts of ~370 tokens, no gain)."""
+
+    state_bytes: int  # S per sequence, the same at 1 token and at MAX_TOKENS
+    conv_bytes: int  # the conv window per sequence (cache.conv_state_bytes_per_request), left out of state_bytes
     kv_bytes_per_token: int
-    layer_state_bytes: int  # one Gated DeltaNet layer's state
+    layer_state_bytes: int  # one Gated DeltaNet layer's S
+    layer_conv_bytes: int  # one Gated DeltaNet layer's conv window
     layer_kv_bytes_per_token: int  # one full-attention layer's K and V of one token
-    block_size: int
+    block_size: int  # the block prefix caching works in (vllm_block_size unless given)
     prefix_tokens: int
 
     @property
@@ -478,15 +575,41 @@ class HybridState:
         return self.state_bytes / self.kv_bytes_per_token
 
     @property
+    def conv_share(self) -> float:
+        """The conv window's share of all the state a sequence keeps (S and conv window): what is left out."""
+        total = self.state_bytes + self.conv_bytes
+        return self.conv_bytes / total if total else 0.0
+
+    @property
     def matched_block_size(self) -> int:
-        """Smallest block whose one-layer KV page holds one layer's state: vLLM's hybrid KV cache manager raises
-        the attention block size until block_size x kv_hidden_size >= the state (docs/design/
-        hybrid_kv_cache_manager.md, case 4), here without its alignment and without the conv window."""
+        """Smallest block whose one-layer KV page holds one layer's S, without vLLM's alignment and conv window."""
         return -(-self.layer_state_bytes // self.layer_kv_bytes_per_token)
 
     @property
+    def layer_page_bytes(self) -> int:
+        """One GDN layer's page in vLLM: its S and its conv window (MambaSpec.page_size_bytes)."""
+        return self.layer_state_bytes + self.layer_conv_bytes
+
+    @property
+    def vllm_block_size(self) -> int:
+        """The attention block vLLM's hybrid manager picks: the page rounded up to VLLM_BLOCK_ALIGNMENT tokens of
+        one layer's KV (0 for a dense model, which keeps vLLM's default of 16)."""
+        if not self.layer_page_bytes:
+            return 0
+        a = VLLM_BLOCK_ALIGNMENT
+        return a * -(-self.layer_page_bytes // (a * self.layer_kv_bytes_per_token))
+
+    @property
+    def page_padding_share(self) -> float:
+        """How much vLLM pads a state's page to make it one attention page: (block x KV page - page) / page."""
+        if not self.layer_page_bytes:
+            return 0.0
+        return (self.vllm_block_size * self.layer_kv_bytes_per_token - self.layer_page_bytes) / self.layer_page_bytes
+
+    @property
     def cached_prefix_tokens(self) -> int:
-        """Prefix tokens a new request can reuse: the prefix's full blocks."""
+        """Prefix tokens a later request can reuse at best: the prefix's full blocks (a state is kept only at a
+        block boundary, and only full blocks are cached)."""
         return self.prefix_tokens // self.block_size * self.block_size
 
     @property
@@ -509,16 +632,41 @@ class HybridState:
         """Prefix tokens a new request still computes: those past the last full block."""
         return self.prefix_tokens - self.cached_prefix_tokens
 
+    def reused_tokens(self, first_own_tokens: int) -> int:
+        """Prefix tokens a later request reuses when the request that first cached the prefix had
+        `first_own_tokens` tokens of its own after it. A hybrid in vLLM's "align" mode keeps that request's state
+        only at the last block boundary before its prompt ended (issue #45238): inside the prefix, the prefix's
+        full blocks are reused; past it, in tokens only that request had, the state matches nothing and nothing
+        is reused. A dense model reuses the full blocks whatever came after them."""
+        if not self.state_bytes:
+            check_int("first_own_tokens", first_own_tokens, 0, roofline.MAX_TOKENS)
+            return self.cached_prefix_tokens
+        checkpoint = self.checkpoint(first_own_tokens)
+        return checkpoint if checkpoint <= self.prefix_tokens else 0
 
-def hybrid_state(m: Model, block_size: int = DEFAULT_BLOCK_SIZE, prefix_tokens: int = 0,
+    def checkpoint(self, first_own_tokens: int) -> int:
+        """The token at which vLLM's "align" mode keeps the state of a request of prefix_tokens + first_own_tokens
+        prompt tokens: the last block boundary before its prompt ends (0: none)."""
+        own = check_int("first_own_tokens", first_own_tokens, 0, roofline.MAX_TOKENS)
+        return (self.prefix_tokens + own) // self.block_size * self.block_size
+
+
+def hybrid_state(m: Model, block_size: int | None = None, prefix_tokens: int = 0,
                  state_dtype: str = "fp32") -> HybridState:
-    """The numbers of m's recurrent state beside its KV (all zero state for a dense model)."""
-    b = check_block_size(block_size)
+    """The numbers of m's recurrent state beside its KV (all zero state for a dense model). block_size is the block
+    prefix caching works in: by default vLLM's hybrid block for a hybrid, DEFAULT_BLOCK_SIZE for a dense model."""
     s = check_int("prefix_tokens", prefix_tokens, 0, roofline.MAX_TOKENS)
     state = cache.state_bytes_per_request(m, state_dtype)
+    conv = cache.conv_state_bytes_per_request(m)
     layers = m.linear_attention_layers
     kv = cache.kv_bytes_per_token(m)
-    return HybridState(state, kv, state // layers if layers else 0, kv // m.full_attention_layers, b, s)
+    per_layer = (state // layers, conv // layers) if layers else (0, 0)
+    h = HybridState(state, conv, kv, *per_layer, kv // m.full_attention_layers, DEFAULT_BLOCK_SIZE, s)
+    if block_size is None:
+        b = h.vllm_block_size or DEFAULT_BLOCK_SIZE
+    else:
+        b = check_int("block_size", block_size, 1, roofline.MAX_TOKENS)
+    return dataclasses.replace(h, block_size=b)
 
 
 # --- one moment, placed slot by slot ---------------------------------------------------------------------------
@@ -535,6 +683,10 @@ class Placed:
     start: int  # contiguous: first slot of its reservation; paged: -1
     reserved: int  # contiguous: slots of its reservation; paged: 0
     blocks: tuple[int, ...]  # paged: the physical block of each of its logical blocks, in order (its block table)
+    # paged: the token at which it parts from the sequences it shares blocks with (the shared prefix, or the prompt
+    # its request's samples share); 0 when it shares nothing. Its first parted // block_size blocks are mapped, not
+    # copied; the parted % block_size tokens before it in the next block are its own copy (copy-on-write).
+    parted: int = 0
 
 
 @dataclass(frozen=True)
@@ -551,6 +703,10 @@ class Snapshot:
 
     def slots(self, state: str) -> int:
         return sum(n for _, n, s in self.runs if s == state)
+
+    def sequence(self, request: int, sample: int = 0) -> Placed | None:
+        """The sequence of `request` (its index in the trace) and `sample` at the snapshot, if it was admitted."""
+        return next((p for p in self.sequences if (p.request, p.sample) == (request, sample)), None)
 
     @property
     def used(self) -> int:
@@ -581,7 +737,7 @@ def _need(r: Request, step: int, policy: str, b: int, share: bool, first: bool) 
     """Slots a request at `step` adds to the pool."""
     written = r.prompt_total + step
     if policy != "paged":
-        return r.samples * reservation(policy, r.length)
+        return r.samples * reservation(policy, r.prompt_total, r.output)
     if not share:
         return r.samples * -(-written // b) * b
     prefix_blocks = r.prefix // b
@@ -593,7 +749,7 @@ def _need(r: Request, step: int, policy: str, b: int, share: bool, first: bool) 
 def _contiguous(admitted, policy: str, b: int, cap: int) -> Snapshot:
     placed, runs, at = [], [], 0
     for i, r, step in sorted(admitted, key=lambda a: (-a[2], a[0])):  # oldest first: the order they arrived in
-        hold = reservation(policy, r.length)
+        hold = reservation(policy, r.prompt_total, r.output)
         written = r.prompt_total + step
         for k in range(r.samples):
             placed.append(Placed(i, k, step, written, r.length, at, hold, ()))
@@ -663,12 +819,19 @@ def _paged(admitted, b: int, cap: int, share: bool) -> Snapshot:
     prefix_ids = list(map(physical, prefix))
     placed, mapped = [], []  # mapped: blocks more than one sequence maps
     last_blocks = {}  # each sequence's last block -> (tokens, reserved) in it
+    if not share:
+        parted = 0
+    elif samples > 1:
+        parted = None  # at each request's own prompt
+    else:
+        parted = admitted[0][1].prefix if len(admitted) > 1 else 0
     for i, r, step, group, own in plan:
         written = r.prompt_total + step
         shared = (*prefix_ids, *map(physical, group))
         for s, (prefill, decode) in enumerate(own):
             table = (*shared, *map(physical, prefill), *map(physical, decode))
-            placed.append(Placed(i, s, step, written, r.length, -1, 0, table))
+            placed.append(Placed(i, s, step, written, r.length, -1, 0, table,
+                                 r.prompt_total if parted is None else parted))
             k = len(table) - 1
             tokens = written - k * b
             last_blocks[table[k]] = (tokens, max(0, min(b, r.length - k * b) - tokens))
@@ -697,6 +860,29 @@ def _paged(admitted, b: int, cap: int, share: bool) -> Snapshot:
     _extend(runs, at, blocks * b - at, TOKEN)
     _extend(runs, blocks * b, cap - blocks * b, FREE)  # slots too few to make a block
     return Snapshot("paged", b, cap, len(admitted), tuple(placed), tuple(refcounts), tuple(runs))
+
+
+@dataclass(frozen=True)
+class TableEntry:
+    """One entry of a paged sequence's block table at the snapshot, and what its physical block holds."""
+
+    logical: int
+    physical: int
+    refcount: int  # sequences mapping the physical block
+    tokens: int  # token states in it, 1 .. block_size
+    copied: int  # tokens in it that were written before the sequence parted from those it shares with: its own
+    # copy of them (copy-on-write), 0 for a block it maps or one that holds only its own tokens
+
+
+def block_table(snap: Snapshot, request: int = 0, sample: int = 0) -> tuple[TableEntry, ...]:
+    """The block table of one paged sequence at the snapshot (empty when it was not admitted or is contiguous)."""
+    p = snap.sequence(request, sample)
+    if p is None or snap.policy != "paged":
+        return ()
+    b = snap.block_size
+    mapped, rest = divmod(p.parted, b)
+    return tuple(TableEntry(k, n, snap.refcounts[n], min(b, p.written - k * b), rest if k == mapped else 0)
+                 for k, n in enumerate(p.blocks))
 
 
 POOL_CHUNK_SLOTS = 16  # a pool that has served a while hands out free blocks scattered, in runs of this many slots

@@ -1,8 +1,13 @@
 """Hardware and model presets, loaded from presets/*.json into frozen records.
 
 Each JSON entry cites its public source. Numbers are kept in the units the sources print
-(TFLOPS, TB/s, GB) and converted to SI here, exactly: JSON decimals are parsed as Decimal so
+(TFLOPS, TB/s, GB, MiB) and converted to SI here, exactly: JSON decimals are parsed as Decimal so
 that 2.039 TB/s becomes 2_039_000_000_000 B/s, not 2038999999999.9998.
+
+Memory is what the device reports, not the datasheet's round figure: an "80 GB" H100 shows 81,559 MiB in
+nvidia-smi, 81,559 x 2^20 = 85,520,809,984 bytes, where 80 GB read as 80 x 10^9 bytes would be 6.5 % short.
+(CUDA's own total, which an engine budgets against, is about 0.5 % smaller again: vLLM logs 79.22 GiB on an
+H100, PR #10511. The simulator takes nvidia-smi's figure, which every GPU preset has a source for.)
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import cache
 
-from sim.validate import check_choice, check_fraction
+from sim.validate import check_choice, check_fraction, check_int
 
 # os.path, not pathlib: importing pathlib costs more than this whole module in Pyodide's boot.
 PRESETS_DIR = os.path.join(os.path.dirname(__file__), "presets")
@@ -29,8 +34,12 @@ class Hardware:
     short_name: str
     peak_flops_per_s: float  # dense BF16 tensor-core peak
     bandwidth_bytes_per_s: float  # HBM bandwidth
-    memory_bytes: float  # HBM capacity
+    memory_bytes: float  # HBM capacity as the device reports it (nvidia-smi's total)
     source: str
+    datasheet_memory_bytes: float = 0.0  # the datasheet's "80 GB", as 80 x 10^9 bytes
+    memory_source: str = ""
+    host_link_bytes_per_s: float | None = None  # PCIe to the host, each way; None without a checked source
+    host_link_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -118,8 +127,12 @@ def _hardware_table() -> dict[str, Hardware]:
             short_name=e["short_name"],
             peak_flops_per_s=_si(e["bf16_dense_tflops"], 10**12),
             bandwidth_bytes_per_s=_si(e["hbm_tb_per_s"], 10**12),
-            memory_bytes=_si(e["hbm_gb"], 10**9),
+            memory_bytes=_si(e["reported_memory_mib"], 2**20),
             source=e["source"],
+            datasheet_memory_bytes=_si(e["hbm_gb"], 10**9),
+            memory_source=e["memory_source"],
+            host_link_bytes_per_s=_si(e["host_link_gb_per_s"], 10**9) if "host_link_gb_per_s" in e else None,
+            host_link_source=e.get("host_link_source", ""),
         )
     return table
 
@@ -186,20 +199,35 @@ def model(key: str) -> Model:
     return _model_table()[check_choice("model", key, _model_table())]
 
 
-def achieved(hw: Hardware, compute_efficiency: float = 1.0, bandwidth_efficiency: float = 1.0,
-             memory_fraction: float = 1.0) -> Hardware:
-    """The GPU as an engine gets it: compute and bandwidth at the share of peak its kernels reach
-    (achieved / peak), and the share of memory it may use (vLLM's gpu_memory_utilization defaults to 0.9).
+# vLLM's share of the device's memory for one instance: the default of gpu_memory_utilization,
+# `Field(default=0.92, gt=0, le=1)` in vllm/config/cache.py (vllm-project/vllm @002f10e; 0.9 in older releases).
+VLLM_MEMORY_FRACTION = 0.92
 
-    With every share at 1.0 this is the datasheet GPU, the bound the lessons compute by default.
+# What an engine holds besides weights and KV inside its share, which vLLM measures at start-up rather than
+# fixes: memory outside PyTorch (CUDA context, NCCL, cuBLAS workspaces) and the peak of the activations. Its log
+# for Llama-3-8B on one H100 (vllm-project/vllm PR #10511): "non_torch_memory 1.79GiB", "PyTorch activation peak
+# memory 1.26GiB". OUR CHOICE: that 3.05 GiB as the default reserve; it grows with the batch and the model.
+RUNTIME_RESERVE_BYTES = round(Decimal("3.05") * 2**30)
+
+
+def achieved(hw: Hardware, compute_efficiency: float = 1.0, bandwidth_efficiency: float = 1.0,
+             memory_fraction: float = 1.0, reserve_bytes: float = 0) -> Hardware:
+    """The GPU as an engine gets it: compute and bandwidth at the share of peak its kernels reach
+    (achieved / peak), and the memory it may give to weights and KV: the share of the device's memory it may
+    use (VLLM_MEMORY_FRACTION is vLLM's default) less a runtime reserve (RUNTIME_RESERVE_BYTES is a measured one).
+
+    With every share at 1.0 and no reserve this is the GPU as the device reports it, the bound the lessons
+    compute by default.
     """
     compute = check_fraction("compute_efficiency", compute_efficiency)
     bandwidth = check_fraction("bandwidth_efficiency", bandwidth_efficiency)
     memory = check_fraction("memory_fraction", memory_fraction)
-    if compute == bandwidth == memory == 1:
+    reserve = check_int("reserve_bytes", reserve_bytes, 0, int(hw.memory_bytes * memory))
+    if compute == bandwidth == memory == 1 and reserve == 0:
         return hw
     return replace(hw, peak_flops_per_s=hw.peak_flops_per_s * compute,
-                   bandwidth_bytes_per_s=hw.bandwidth_bytes_per_s * bandwidth, memory_bytes=hw.memory_bytes * memory)
+                   bandwidth_bytes_per_s=hw.bandwidth_bytes_per_s * bandwidth,
+                   memory_bytes=hw.memory_bytes * memory - reserve)
 
 
 def dtype_bytes(name: str, dtype: str) -> int:

@@ -1,4 +1,5 @@
-"""One GPU serving a trace of requests: static (request-level) or continuous (iteration-level) batching.
+"""One GPU serving a trace of requests: static (request-level) or continuous (iteration-level) batching, with the
+KV cache reserved per request or paged, and what a client sees under load.
 
 A deterministic discrete-event simulation. The GPU runs one iteration (step) at a time; every request in
 the step advances by one token. Between steps the scheduler decides who is in the next one:
@@ -18,7 +19,9 @@ processed in it (their prefill, which also emits their first token), and D decod
 contexts L_1..L_D. Both policies batch them the same way, Orca's selective batching (Orca §4): the
 non-attention operations run on all tokens flattened together, attention runs per request. The operations
 run one after another, each bounded on its own:
-- matmuls: (D + sum of joining prompts) tokens x 2N FLOPs, the weights read once per step;
+- matmuls: (D + sum of joining prompts) tokens x 2 FLOPs per weight of the decoder layers, plus the LM head for
+  the D + J tokens that are sampled (a joiner's logits only at its prompt's last position, as roofline.prefill),
+  the weights read once per step;
 - prefill attention: each joiner's causal attention over its own prompt, as roofline.prefill, one bound each;
 - decode attention: FLOPs over sum(L_i) cached tokens, KV bytes of sum(L_i) rows read and D written. Mixed
   contexts cost their sum: a step of D requests with contexts summing to D x L costs exactly
@@ -31,32 +34,60 @@ ends. A request of p prompt tokens and o output tokens takes 1 prefill step and 
 context in its k-th decode step is p + k - 1 tokens (roofline.decode's convention: L cached rows read, 1
 written).
 
-Memory: a request is admitted only if its reservation fits beside what is reserved already, in the memory
-left after the whole checkpoint (memory.py's convention): KV for `reserve` tokens plus its recurrent state.
-`reserve` = "max" reserves MAX_TOKENS (2048) per request, what FasterTransformer pre-allocates (Orca §6.1)
-and vLLM's Orca(Max) reserves (vLLM §6.1); "exact" reserves prompt + output tokens, its own max_tokens in
-Orca's Algorithm 1 (the trace never stops early), vLLM's Orca(Oracle). The memory used never exceeds the
-reservations, so memory is never over capacity. A request whose reservation exceeds the whole free memory
-can never run: it is rejected, listed in `rejected`, and left out of every metric. Admission stops at the
-first request that does not fit (first come first served, no skipping).
+Memory (`kv_policy`, the names of sim/kv_layout.py) in the memory left beside the whole checkpoint
+(memory.py's convention); every request also holds its recurrent state from admission to its return:
+- a contiguous policy reserves KV for kv_layout.reservation() tokens at admission and keeps it to the return:
+  "contiguous-max" MAX_TOKENS (2,048; FasterTransformer's pre-allocation, Orca §6.1; vLLM's Orca(Max)),
+  "contiguous-pow2" the prompt plus the output rounded up to a power of two (vLLM §6.1's Orca(Pow2)),
+  "contiguous-oracle" prompt + output (vLLM's Orca(Oracle); Orca's max_tokens in its Algorithm 1 if the trace
+  is known). A reservation covers the whole request, so it never runs out.
+- "paged" (vLLM §4): KV in blocks of BLOCK_SIZE = 16 tokens (vLLM §7.2), allocated as they are written: a
+  joiner takes the blocks of the prompt its prefill writes, and a decoder a new block when its next KV row
+  starts one (during decode step k a request holds ceil((p + k) / 16) blocks). The scheduler admits a joiner
+  only if its state and its prompt's blocks fit beside what the decoders need for the same step and still leave
+  WATERMARK = 1 % of the memory free (vLLM's block manager: `watermark: float = 0.01`, "watermark_blocks =
+  int(watermark * num_gpu_blocks)", vllm/core/block_manager.py before V1; without it a paged server thrashes,
+  admitting requests it soon preempts, and can fall behind an oracle reservation). When the decoders' next step needs
+  more blocks than are free, the request admitted last is preempted (vLLM V1's scheduler pops the end of its
+  running queue), as many as it takes: its blocks and its state are freed, it goes back to the front of the
+  queue keeping the tokens it has generated, and when it is admitted again it recomputes them, one prefill
+  over prompt + generated tokens that also samples its next token (vLLM V1 preempts by recompute only).
+A request whose whole need (its reservation; paged: the blocks of its whole length) exceeds the free memory
+alone (paged: less the watermark, as vLLM's block manager answers NEVER) can never run: it is rejected, listed
+in `rejected`, and left out of every metric. Admission stops at the first request that does not fit (first come
+first served, no skipping).
 
-Metrics (Orca §6 and vLLM §6 use the normalized latency):
-- a request's start is when its prefill step starts; its first token when that step ends; done when the step
-  with its last token ends; finish when it is returned (static: its batch's end; continuous: done);
-- latency per output token = (finish - arrival) / output tokens, the normalized latency; p50 is the median
-  and p90 the 90th percentile, both interpolated linearly between order statistics (numpy's default);
-- makespan = last finish - first arrival (the span during which the server had work);
-  throughput_tokens_per_s = output tokens of all served requests / makespan;
+Metrics, as a streaming client sees them (DistServe §2's definitions), each in seconds:
+- TTFT = first token - arrival (the first token of its first prefill; a recompute does not move it);
+- TPOT = (last token - first token) / (output - 1), the mean gap between its later tokens (none for o = 1);
+- end-to-end latency = return - arrival; the normalized latency = end-to-end / output tokens (Orca §6, vLLM §6);
+- percentiles are interpolated linearly between order statistics (numpy's default), over the requests after
+  the warm-up: the first WARMUP_SHARE of the trace, which met a server that started empty, is left out;
+- throughput = output tokens of the measured requests / (their last return - the first one's arrival);
+- capacity (capacity()): the rate the policy sustains with a queue that never empties, every request of the
+  trace waiting at t = 0: completions per second between the first and the last tenth of them. Above it the
+  queue grows without bound, every latency grows with the trace, and a percentile measures only how long the
+  trace is; a Schedule at a rate above its capacity says `overloaded` and its latency figures say so too;
+- goodput = requests per second that meet both a TTFT and a TPOT target: the throughput in requests times
+  the share of measured requests that meet both; 0 when overloaded (in the long run no request meets a TTFT
+  target behind a queue that keeps growing);
 - mean_batch = requests computed per step, weighted by step time (sum of step x batch / busy time).
+
+Steady state: serve() doubles the trace from STEADY_START = 2,000 requests until every percentile above moves
+by less than STEADY_TOLERANCE = 2 % when the trace doubles, or the trace reaches STEADY_CAP = 8,000 (OUR CHOICE,
+what a slider move can afford); the Schedule keeps the last doubling's largest move (`settle_change`), and says
+it has not settled when that is 2 % or more, as happens close to capacity, where queues come and go slowly.
+capacity() runs CAPACITY_REQUESTS = 4,000 requests, sustained() one trace of SUSTAINED_REQUESTS = 4,000 at each rate
+it tries. The timeline the widget draws is the first DRAWN_REQUESTS = 48 of the trace.
 
 Results: a Schedule holds every request (Served: its arrival, start, first-token, done and finish times) and
 every step, stored as Segments, runs of steps with the same requests in them: a step with joiners alone, or
-the decode steps between two events (a request leaves, or one arrives while there is room for it). Within a
-run each step reads one more KV row per request than the one before, so step k takes first + k x growth
-and the run has a closed form; Schedule.steps() expands the runs into single steps. (This needs decode
-attention memory-bound at every context, which holds for every preset: its intensity is the GQA group size,
-far below any ridge; otherwise the simulation takes one step per run.) The widget redraws on every slider
-move, so this is what keeps it fast.
+the decode steps between two events (a request leaves, one arrives while there is room for it, or paged memory
+runs out). Within a run each step reads one more KV row per request than the one before, so step k takes
+first + k x growth and the run has a closed form; Schedule.steps() expands the runs into single steps. (This
+needs decode attention memory-bound at every context, which holds for every preset: its intensity is the GQA
+group size, far below any ridge; otherwise the simulation takes one step per run.) The widget redraws on every
+slider move, so this is what keeps it fast.
 
 Determinism: no set iteration, no clock, no global random; float sums over many terms use math.fsum, which
 rounds once, so CPython 3.11 and Pyodide's 3.14 give the same last bit.
@@ -72,32 +103,48 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
 
-from sim import cache, model_size, traces
+from sim import cache, kv_layout, model_size, roofline, traces
 from sim.presets import Hardware, Model
 from sim.traces import MAX_TOKENS, Request
 from sim.validate import check_choice, check_int, check_positive
 
 POLICIES = ("static", "continuous")
-RESERVES = ("max", "exact")
+KV_POLICIES = kv_layout.POLICIES  # contiguous-max, contiguous-pow2, contiguous-oracle, paged
+BLOCK_SIZE = kv_layout.DEFAULT_BLOCK_SIZE
 MAX_BATCH = 4_096
 
-# The scenario serve() runs by default, which the batching-timeline widget starts from. All OUR CHOICE: a
-# trace short enough to draw one row per request and to simulate on every slider move (48 requests), an
-# arrival rate past what static batching sustains on the anchor model and an H100 at max_batch 16 but within
-# what continuous batching does, and a max batch between FasterTransformer's best setting in Orca §6.2 (8)
-# and the memory limit at 2,048-token reservations (85 requests).
+# The scenario serve() runs by default, which the batching-timeline widget starts from. All OUR CHOICE: an
+# arrival rate both policies sustain on the anchor model and an H100 at max_batch 16 (static's capacity is
+# about 7.4 req/s there), so that their latencies are a steady state; a max batch between FasterTransformer's
+# best setting in Orca §6.2 (8) and the memory limit at 2,048-token reservations. OVERLOADED_RATE_PER_S is the
+# named overloaded scenario: past static batching's capacity, within continuous batching's.
 DEFAULT_TRACE = "orca"
-DEFAULT_REQUESTS = 48
-DEFAULT_RATE_PER_S = 12
+DEFAULT_RATE_PER_S = 5
+OVERLOADED_RATE_PER_S = 12
 DEFAULT_MAX_BATCH = 16
+DEFAULT_KV_POLICY = "contiguous-max"
 DEFAULT_SEED = 0
+WATERMARK = 0.01  # paged admission leaves this share of the memory for requests free (vLLM's block manager)
+STEADY_START = 2_000
+STEADY_CAP = 8_000
+STEADY_TOLERANCE = 0.02
+# A saturated server's rate of returns settles long before its percentiles would: 4,000 requests put it within
+# 1 % of the rate over 8,000 on every scenario the tests check (OUR CHOICE, half the work of STEADY_CAP).
+CAPACITY_REQUESTS = 4_000
+DRAWN_REQUESTS = 48
+WARMUP_SHARE = 0.1
+# Latency targets of the goodput readout (OUR CHOICE, in the range DistServe §6 uses for chatbots): the first
+# token within a second, later tokens at 50 ms or better (20 tokens/s, faster than people read).
+DEFAULT_TTFT_TARGET_S = 1.0
+DEFAULT_TPOT_TARGET_S = 0.05
 
 
 @dataclass(frozen=True)
 class StepCost:
     """A model on a GPU reduced to the coefficients of one step's roofline time."""
 
-    flops_per_token: float  # 2N: matmul FLOPs per token processed
+    flops_per_token: float  # matmul FLOPs per token through the decoder layers: 2 x (N - LM head)
+    logit_flops: float  # LM-head FLOPs per token that is sampled (each decoder, and each joiner's last position)
     weight_bytes: float  # matmul weights, read once per step
     attention_flops_per_pair: float  # one query token against one cached token
     kv_bytes_per_token: float
@@ -105,7 +152,8 @@ class StepCost:
     peak_flops_per_s: float
     bandwidth_bytes_per_s: float
     # Per-unit times, derived from the above, so that a step costs a few multiplications (hundreds per view).
-    token_s: float = field(init=False)  # matmul time of one token at peak compute
+    token_s: float = field(init=False)  # matmul time of one token through the layers at peak compute
+    logit_s: float = field(init=False)  # LM-head time of one sampled token at peak compute
     weights_s: float = field(init=False)  # one read of the weights at full bandwidth
     pair_s: float = field(init=False)  # one query token against one cached token, at peak compute
     kv_row_s: float = field(init=False)  # one token's KV at full bandwidth
@@ -113,7 +161,8 @@ class StepCost:
 
     def __post_init__(self):
         peak, bandwidth = self.peak_flops_per_s, self.bandwidth_bytes_per_s
-        for name, value in (("token_s", self.flops_per_token / peak), ("weights_s", self.weight_bytes / bandwidth),
+        for name, value in (("token_s", self.flops_per_token / peak), ("logit_s", self.logit_flops / peak),
+                            ("weights_s", self.weight_bytes / bandwidth),
                             ("pair_s", self.attention_flops_per_pair / peak),
                             ("kv_row_s", self.kv_bytes_per_token / bandwidth),
                             ("state_s", self.state_bytes / bandwidth)):
@@ -126,8 +175,8 @@ class StepCost:
     def time_s(self, prompt_tokens: int, prefill_attention_s: float, decoders: int, context_sum: int,
                joiners: int) -> float:
         """One step: joiners' prompts (their attention precomputed) plus `decoders` requests whose cached
-        contexts sum to `context_sum` tokens."""
-        matmuls = max(self.token_s * (prompt_tokens + decoders), self.weights_s)
+        contexts sum to `context_sum` tokens. Logits come from each decoder's token and each joiner's last one."""
+        matmuls = max(self.token_s * (prompt_tokens + decoders) + self.logit_s * (joiners + decoders), self.weights_s)
         attention = max(self.pair_s * context_sum, self.kv_row_s * (context_sum + decoders)) if decoders else 0.0
         return matmuls + prefill_attention_s + attention + self.state_s * (joiners + 2 * decoders)
 
@@ -136,7 +185,8 @@ class StepCost:
 def step_cost(m: Model, hw: Hardware, state_dtype: str = "fp32") -> StepCost:
     """The step-time coefficients of model m on GPU hw."""
     return StepCost(
-        flops_per_token=2 * model_size.matmul_params(m),
+        flops_per_token=roofline.matmul_flops(m, 1, sampled=0),
+        logit_flops=roofline.matmul_flops(m, 0, sampled=1),
         weight_bytes=model_size.matmul_weight_bytes(m),
         attention_flops_per_pair=cache.attention_flops_per_cached_token(m),
         kv_bytes_per_token=cache.kv_bytes_per_token(m),
@@ -146,10 +196,20 @@ def step_cost(m: Model, hw: Hardware, state_dtype: str = "fp32") -> StepCost:
     )
 
 
-def reservation_bytes(m: Model, r: Request, reserve: str, state_dtype: str = "fp32") -> int:
-    """Memory a request holds from admission to its return: KV for its reserved tokens plus its state."""
-    tokens = MAX_TOKENS if reserve == "max" else r.prompt_tokens + r.output_tokens
+def reservation_bytes(m: Model, r: Request, kv_policy: str, state_dtype: str = "fp32") -> int:
+    """Memory a request holds at most, from admission to its return: its contiguous reservation, or (paged) the
+    blocks of its whole length; plus its recurrent state."""
+    check_choice("kv_policy", kv_policy, KV_POLICIES)
+    if kv_policy == "paged":
+        tokens = _paged_blocks(r.prompt_tokens + r.output_tokens - 1) * BLOCK_SIZE
+    else:
+        tokens = kv_layout.reservation(kv_policy, r.prompt_tokens, r.output_tokens)
     return tokens * cache.kv_bytes_per_token(m) + cache.state_bytes_per_request(m, state_dtype)
+
+
+def _paged_blocks(tokens: int) -> int:
+    """Blocks that hold `tokens` KV rows."""
+    return -(-tokens // BLOCK_SIZE)
 
 
 def free_bytes(m: Model, hw: Hardware) -> float:
@@ -167,11 +227,12 @@ class Served(NamedTuple):
     """What happened to one request. Times in seconds from the trace's t = 0; None if it was rejected."""
 
     request: Request
-    start_s: float | None  # its prefill step starts
-    first_token_s: float | None  # its prefill step ends, with its first token
+    start_s: float | None  # its (first) prefill step starts
+    first_token_s: float | None  # its first prefill step ends, with its first token
     done_s: float | None  # the step with its last token ends
     finish_s: float | None  # it is returned: its static batch's end, or done_s
-    batch: int | None  # index of its static batch (static only)
+    batch: int | None  # index of the static batch it finished in (static only)
+    preemptions: int = 0  # times its KV was freed and later recomputed (paged only)
 
     @property
     def served(self) -> bool:
@@ -182,6 +243,17 @@ class Served(NamedTuple):
         return self.start_s - self.request.arrival_s
 
     @property
+    def ttft_s(self) -> float:
+        """Time to first token: arrival to the end of its prefill."""
+        return self.first_token_s - self.request.arrival_s
+
+    @property
+    def tpot_s(self) -> float | None:
+        """Time per output token after the first: (last token - first token) / (output - 1); None for one token."""
+        o = self.request.output_tokens
+        return (self.done_s - self.first_token_s) / (o - 1) if o > 1 else None
+
+    @property
     def latency_s(self) -> float:
         """End-to-end latency: arrival to return."""
         return self.finish_s - self.request.arrival_s
@@ -190,6 +262,11 @@ class Served(NamedTuple):
     def latency_per_token_s(self) -> float:
         """Normalized latency: end-to-end latency / output tokens (Orca §6, vLLM §6)."""
         return self.latency_s / self.request.output_tokens
+
+    def meets(self, ttft_target_s: float, tpot_target_s: float) -> bool:
+        """Its first token within ttft_target_s and its later tokens at tpot_target_s or better."""
+        tpot = self.tpot_s
+        return self.ttft_s <= ttft_target_s and (tpot is None or tpot <= tpot_target_s)
 
 
 class Segment(NamedTuple):
@@ -251,11 +328,14 @@ class Schedule:
 
     policy: str
     max_batch: int
-    reserve: str
+    kv_policy: str
     capacity_bytes: float  # memory for requests, beside the checkpoint
     requests: tuple[Served, ...]  # by id
     segments: tuple[Segment, ...]
-    peak_reserved_bytes: float  # the most memory reserved at once
+    peak_reserved_bytes: float  # the most memory held at once (paged: blocks and states)
+    rate_per_s: float | None = None  # the offered load, when the trace is a Poisson one (serve())
+    capacity_per_s: float | None = None  # the policy's capacity on this trace (serve()), requests/s
+    settle_change: float | None = None  # serve(): the largest move of a percentile when the trace last doubled
 
     @cached_property
     def served(self) -> tuple[Served, ...]:
@@ -263,12 +343,32 @@ class Schedule:
 
     @property
     def rejected(self) -> tuple[int, ...]:
-        """Ids of requests whose reservation alone exceeds the free memory."""
+        """Ids of requests whose need alone exceeds the free memory."""
         return tuple(s.request.id for s in self.requests if not s.served)
+
+    @cached_property
+    def measured(self) -> tuple[Served, ...]:
+        """The served requests after the warm-up (the first WARMUP_SHARE of the trace), which the metrics use."""
+        skip = math.ceil(WARMUP_SHARE * len(self.requests))
+        return tuple(s for s in self.requests[skip:] if s.served)
 
     @cached_property
     def output_tokens(self) -> int:
         return sum(s.request.output_tokens for s in self.served)
+
+    @cached_property
+    def preemptions(self) -> int:
+        return sum(s.preemptions for s in self.requests)
+
+    @property
+    def settled(self) -> bool:
+        """Every percentile moved by less than STEADY_TOLERANCE when the trace last doubled (serve())."""
+        return self.settle_change is not None and self.settle_change < STEADY_TOLERANCE
+
+    @property
+    def overloaded(self) -> bool:
+        """The offered load exceeds the policy's capacity: the queue grows without bound."""
+        return self.rate_per_s is not None and self.capacity_per_s is not None and self.rate_per_s > self.capacity_per_s
 
     @cached_property
     def makespan_s(self) -> float:
@@ -278,26 +378,98 @@ class Schedule:
         return max(s.finish_s for s in self.served) - min(s.request.arrival_s for s in self.served)
 
     @cached_property
-    def throughput_tokens_per_s(self) -> float:
-        """Output tokens of all served requests / makespan."""
-        return self.output_tokens / self.makespan_s if self.makespan_s > 0 else 0.0
+    def _completions(self) -> tuple[float, float, int, int]:
+        """(first, last, requests, output tokens) of the measured requests' returns after the first."""
+        finishes = sorted((s.finish_s, s.request.output_tokens) for s in self.measured)
+        if len(finishes) < 2:
+            return 0.0, 0.0, 0, 0
+        first = finishes[0][0]
+        later = [(f, o) for f, o in finishes if f > first]
+        return first, finishes[-1][0], len(later), sum(o for _, o in later)
+
+    @property
+    def window_s(self) -> float:
+        """From the first measured request's return to the last's (0 if fewer than two)."""
+        first, last, _, _ = self._completions
+        return last - first
 
     @property
     def requests_per_s(self) -> float:
-        return len(self.served) / self.makespan_s if self.makespan_s > 0 else 0.0
+        """Returns per second over the window: the offered rate below capacity, the capacity above it."""
+        _, _, requests, _ = self._completions
+        return requests / self.window_s if self.window_s > 0 else 0.0
+
+    @property
+    def throughput_tokens_per_s(self) -> float:
+        """Output tokens of the requests returned in the window, per second."""
+        _, _, _, tokens = self._completions
+        return tokens / self.window_s if self.window_s > 0 else 0.0
+
+    def _percentile(self, values, p: float) -> float:
+        return percentile(sorted(values), p)
+
+    @cached_property
+    def ttfts_s(self) -> tuple[float, ...]:
+        return tuple(sorted(s.ttft_s for s in self.measured))
+
+    @cached_property
+    def tpots_s(self) -> tuple[float, ...]:
+        return tuple(sorted(s.tpot_s for s in self.measured if s.tpot_s is not None))
+
+    @cached_property
+    def latencies_s(self) -> tuple[float, ...]:
+        return tuple(sorted(s.latency_s for s in self.measured))
 
     @cached_property
     def latencies_per_token_s(self) -> tuple[float, ...]:
-        """Every served request's normalized latency, sorted."""
-        return tuple(sorted(s.latency_per_token_s for s in self.served))
+        """Every measured request's normalized latency, sorted."""
+        return tuple(sorted(s.latency_per_token_s for s in self.measured))
 
-    @cached_property
+    @property
+    def ttft_p50_s(self) -> float:
+        return percentile(self.ttfts_s, 50)
+
+    @property
+    def ttft_p90_s(self) -> float:
+        return percentile(self.ttfts_s, 90)
+
+    @property
+    def tpot_p50_s(self) -> float:
+        return percentile(self.tpots_s, 50)
+
+    @property
+    def tpot_p90_s(self) -> float:
+        return percentile(self.tpots_s, 90)
+
+    @property
+    def latency_p50_s(self) -> float:
+        return percentile(self.latencies_s, 50)
+
+    @property
+    def latency_p90_s(self) -> float:
+        return percentile(self.latencies_s, 90)
+
+    @property
     def latency_per_token_p50_s(self) -> float:
         return percentile(self.latencies_per_token_s, 50)
 
-    @cached_property
+    @property
     def latency_per_token_p90_s(self) -> float:
         return percentile(self.latencies_per_token_s, 90)
+
+    def attainment(self, ttft_target_s: float = DEFAULT_TTFT_TARGET_S,
+                   tpot_target_s: float = DEFAULT_TPOT_TARGET_S) -> float:
+        """Share of the measured requests that meet both targets (0 if none is measured)."""
+        if not self.measured:
+            return 0.0
+        return sum(s.meets(ttft_target_s, tpot_target_s) for s in self.measured) / len(self.measured)
+
+    def goodput_per_s(self, ttft_target_s: float = DEFAULT_TTFT_TARGET_S,
+                      tpot_target_s: float = DEFAULT_TPOT_TARGET_S) -> float:
+        """Requests per second that meet both targets; 0 when overloaded (see the module docstring)."""
+        if self.overloaded:
+            return 0.0
+        return self.requests_per_s * self.attainment(ttft_target_s, tpot_target_s)
 
     @cached_property
     def busy_s(self) -> float:
@@ -321,7 +493,8 @@ class Schedule:
 
     @property
     def mean_wait_s(self) -> float:
-        return math.fsum(s.wait_s for s in self.served) / len(self.served) if self.served else 0.0
+        """Mean time from arrival to the start of the first prefill, over the measured requests."""
+        return math.fsum(s.wait_s for s in self.measured) / len(self.measured) if self.measured else 0.0
 
     @cached_property
     def end_s(self) -> float:
@@ -334,28 +507,73 @@ class Schedule:
                      for g in self.segments for k in range(g.steps))
 
 
-@functools.lru_cache(maxsize=32)
+# The percentiles whose settling serve() waits for.
+PERCENTILES = ("ttft_p50_s", "ttft_p90_s", "tpot_p50_s", "tpot_p90_s", "latency_p50_s", "latency_p90_s",
+               "latency_per_token_p50_s", "latency_per_token_p90_s")
+
+
+@functools.lru_cache(maxsize=64)  # a lesson asks for a few dozen scenarios; a steady Schedule holds a few MB
 def serve(m: Model, hw: Hardware, policy: str, trace: str = DEFAULT_TRACE, rate_per_s: float = DEFAULT_RATE_PER_S,
-          max_batch: int = DEFAULT_MAX_BATCH, n: int = DEFAULT_REQUESTS, seed: int = DEFAULT_SEED,
-          reserve: str = "max", state_dtype: str = "fp32") -> Schedule:
-    """A trace preset (sim/traces.py) served by model m on GPU hw: the widget's scenario, by default its default.
-    Cached: a Schedule is immutable, and the widget asks for both policies' on every move."""
-    reqs = _requests(trace, n, rate_per_s, seed)
-    return schedule(reqs, m, hw, policy, max_batch, reserve=reserve, state_dtype=state_dtype,
-                    cost=step_cost(m, hw, state_dtype))
+          max_batch: int = DEFAULT_MAX_BATCH, n: int | None = None, seed: int = DEFAULT_SEED,
+          kv_policy: str = DEFAULT_KV_POLICY, state_dtype: str = "fp32") -> Schedule:
+    """A trace preset (sim/traces.py) at a Poisson rate served by model m on GPU hw, knowing its capacity: the
+    widget's scenario, by default its default. n=None runs to a steady state (see the module docstring); a given
+    n runs that many requests once. Cached: a Schedule is immutable, and the widget asks for both policies' on
+    every move."""
+    limit = capacity(m, hw, policy, trace, max_batch, seed, kv_policy, state_dtype)
+    cost = step_cost(m, hw, state_dtype)
+
+    def run(k: int) -> Schedule:
+        reqs = _requests(trace, k, rate_per_s, seed)
+        plain = schedule(reqs, m, hw, policy, max_batch, kv_policy=kv_policy, state_dtype=state_dtype, cost=cost)
+        return _with_load(plain, rate_per_s, limit)
+
+    if n is not None:
+        return run(check_int("n", n, 1, traces.MAX_REQUESTS))
+    last = run(STEADY_START)
+    if last.overloaded:  # its percentiles grow with the trace: no steady state to wait for; its throughput is
+        return run(CAPACITY_REQUESTS)  # the capacity's, measured on the same requests as capacity() does
+    while True:
+        longer = run(2 * len(last.requests))
+        change = max((abs(getattr(longer, name) / getattr(last, name) - 1) for name in PERCENTILES
+                      if getattr(last, name) > 0), default=0.0)
+        last = _with_load(longer, rate_per_s, limit, change)
+        if change < STEADY_TOLERANCE or len(last.requests) >= STEADY_CAP:
+            return last
 
 
-@functools.lru_cache(maxsize=8)
+def _with_load(run: Schedule, rate_per_s: float, capacity_per_s: float, settle_change: float | None = None):
+    return Schedule(run.policy, run.max_batch, run.kv_policy, run.capacity_bytes, run.requests, run.segments,
+                    run.peak_reserved_bytes, rate_per_s, capacity_per_s, settle_change)
+
+
+@functools.lru_cache(maxsize=16)
 def _requests(trace: str, n: int, rate_per_s: float, seed: int) -> tuple[Request, ...]:
     """traces.requests, kept: both policies of a scenario serve the same trace."""
     return tuple(traces.requests(trace, n, rate_per_s, seed))
 
 
-def throughput_gain(m: Model, hw: Hardware, **scenario) -> float:
-    """Continuous over static batching's throughput in the same scenario (serve()'s arguments)."""
-    static = serve(m, hw, "static", **scenario).throughput_tokens_per_s
-    return serve(m, hw, "continuous", **scenario).throughput_tokens_per_s / static if static else 0.0
+@functools.lru_cache(maxsize=128)
+def capacity(m: Model, hw: Hardware, policy: str, trace: str = DEFAULT_TRACE, max_batch: int = DEFAULT_MAX_BATCH,
+             seed: int = DEFAULT_SEED, kv_policy: str = DEFAULT_KV_POLICY, state_dtype: str = "fp32") -> float:
+    """Requests per second the policy sustains on the trace with a queue that never empties: CAPACITY_REQUESTS
+    all waiting at t = 0, returns per second after the warm-up, as Schedule.requests_per_s (0 if none runs)."""
+    lengths = traces.lengths(trace, CAPACITY_REQUESTS, seed)
+    reqs = tuple(Request(i, 0.0, p, o) for i, (p, o) in enumerate(lengths))
+    run = schedule(reqs, m, hw, policy, max_batch, kv_policy=kv_policy, state_dtype=state_dtype,
+                   cost=step_cost(m, hw, state_dtype))
+    return run.requests_per_s
 
+
+def capacity_gain(m: Model, hw: Hardware, **scenario) -> float:
+    """Continuous over static batching's capacity on the same trace (capacity()'s arguments but the policy)."""
+    static = capacity(m, hw, "static", **scenario)
+    return capacity(m, hw, "continuous", **scenario) / static if static else 0.0
+
+
+# sustained() runs one trace of this many requests at each rate it tries (OUR CHOICE: the length at which the default
+# scenario's percentiles have settled), rather than serve()'s doubling, which would double its work.
+SUSTAINED_REQUESTS = 4_000
 
 # Arrival rates sustained() tries, in req/s (OUR CHOICE): steps of 0.1 up to 5, where static batching sustains its
 # tight latency targets, then the widget slider's steps of 0.5 up to its 50.
@@ -364,22 +582,38 @@ RATE_GRID_PER_S = tuple(k / 10 for k in range(1, 50)) + tuple(k / 2 for k in ran
 
 @functools.lru_cache(maxsize=32)
 def sustained(m: Model, hw: Hardware, policy: str, latency_per_token_s: float, trace: str = DEFAULT_TRACE,
-              max_batch: int = DEFAULT_MAX_BATCH, n: int = DEFAULT_REQUESTS, seed: int = DEFAULT_SEED,
-              reserve: str = "max", state_dtype: str = "fp32") -> Schedule | None:
-    """The run at the highest arrival rate of RATE_GRID_PER_S up to which every rate keeps the median latency per
-    output token within latency_per_token_s; None if the lowest rate does not.
+              max_batch: int = DEFAULT_MAX_BATCH, seed: int = DEFAULT_SEED, kv_policy: str = DEFAULT_KV_POLICY,
+              state_dtype: str = "fp32") -> Schedule | None:
+    """The steady-state run at the highest arrival rate of RATE_GRID_PER_S that is within the policy's capacity and
+    keeps the median latency per output token within latency_per_token_s; None if the lowest rate does not.
 
-    Throughput at a latency target is how Orca (§6.2) and vLLM (§6) compare systems; the run's requests_per_s is the
-    rate served. Every rate up to it must meet the target, since with one trace the median is not monotonic in the
-    rate. The top of the grid caps it: a run at its last rate may sustain more."""
+    Throughput at a latency target is how Orca (§6.2) and vLLM (§6) compare systems; the run's rate_per_s is the
+    rate served. In steady state the median only grows with the load, so the grid is bisected (the tests check
+    the rates around the answer). The top of the grid caps it: a run at its last rate may sustain more."""
     check_positive("latency_per_token_s", latency_per_token_s)
-    best = None
-    for rate in RATE_GRID_PER_S:
-        run = serve(m, hw, policy, trace, rate, max_batch, n, seed, reserve, state_dtype)
-        if run.latency_per_token_p50_s > latency_per_token_s:
-            break
-        best = run
-    return best
+
+    runs = {}  # rate index -> its run, or None; serve's own cache is kept for the scenarios asked for directly
+
+    def meets(k: int) -> Schedule | None:
+        if k not in runs:
+            run = serve.__wrapped__(m, hw, policy, trace, RATE_GRID_PER_S[k], max_batch, SUSTAINED_REQUESTS, seed,
+                                    kv_policy, state_dtype)
+            runs[k] = None if run.overloaded or run.latency_per_token_p50_s > latency_per_token_s else run
+        return runs[k]
+
+    if meets(0) is None:
+        return None
+    lo, hi = 0, len(RATE_GRID_PER_S)  # the rate at lo meets the target; none from hi on is known to
+    if meets(hi - 1) is not None:
+        return meets(hi - 1)
+    hi -= 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if meets(mid) is not None:
+            lo = mid
+        else:
+            hi = mid
+    return meets(lo)
 
 
 def percentile(ordered, p: float) -> float:
@@ -393,11 +627,11 @@ def percentile(ordered, p: float) -> float:
     return ordered[i] + (ordered[i + 1] - ordered[i]) * (k - i)
 
 
-def schedule(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, reserve: str = "max",
+def schedule(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy: str = DEFAULT_KV_POLICY,
              state_dtype: str = "fp32", cost: StepCost | None = None) -> Schedule:
     """Serve `reqs` (ids 0..n-1 in arrival order) on one GPU under `policy`; see the module docstring."""
     check_choice("policy", policy, POLICIES)
-    check_choice("reserve", reserve, RESERVES)
+    check_choice("kv_policy", kv_policy, KV_POLICIES)
     max_batch = check_int("max_batch", max_batch, 1, MAX_BATCH)
     reqs = tuple(reqs)
     if [r.id for r in reqs] != list(range(len(reqs))):
@@ -405,13 +639,14 @@ def schedule(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, reserve:
     if any(b.arrival_s < a.arrival_s for a, b in zip(reqs, reqs[1:])):
         raise ValueError("requests must be in arrival order")
     cost = cost or step_cost(m, hw, state_dtype)
-    kv, state = cache.kv_bytes_per_token(m), cache.state_bytes_per_request(m, state_dtype)
-    need = [(MAX_TOKENS if reserve == "max" else r.prompt_tokens + r.output_tokens) * kv + state for r in reqs]
-    sim = _Simulation(reqs, cost, max_batch, need, free_bytes(m, hw))
+    need = [reservation_bytes(m, r, kv_policy, state_dtype) for r in reqs]
+    paged = kv_policy == "paged"
+    sim = _Simulation(reqs, cost, max_batch, need, free_bytes(m, hw), paged, cache.state_bytes_per_request(
+        m, state_dtype), BLOCK_SIZE * cache.kv_bytes_per_token(m))
     sim.run_static() if policy == "static" else sim.run_continuous()
-    served = tuple(Served(r, sim.start[i], sim.first[i], sim.done[i], sim.finish[i], sim.batch[i])
+    served = tuple(Served(r, sim.start[i], sim.first[i], sim.done[i], sim.finish[i], sim.batch[i], sim.preempted[i])
                    for i, r in enumerate(reqs))
-    return Schedule(policy=policy, max_batch=max_batch, reserve=reserve, capacity_bytes=sim.capacity,
+    return Schedule(policy=policy, max_batch=max_batch, kv_policy=kv_policy, capacity_bytes=sim.capacity,
                     requests=served, segments=tuple(sim.segments), peak_reserved_bytes=sim.peak)
 
 
@@ -419,19 +654,38 @@ class _Simulation:
     """The state of one run as it goes: the clock, who waits and who decodes, and what has been recorded.
 
     Steps are taken a segment at a time: between two events (a request joins, one leaves, one arrives while
-    there is room for it) the batch does not change, so a whole stretch of decode steps has a closed form."""
+    there is room for it, paged memory runs out) the batch does not change, so a whole stretch of decode steps
+    has a closed form.
 
-    def __init__(self, reqs, cost: StepCost, max_batch: int, need: list, capacity: float):
+    Step indices count every step from 0. A decoder i holds `self.step - origin[i]` cached tokens when step
+    `self.step` begins (it reads those rows and writes one more), and produces its last token in step
+    leave_at[i]. `generated[i]` is the tokens it had generated before its latest prefill (0, or what it had when
+    it was preempted)."""
+
+    def __init__(self, reqs, cost: StepCost, max_batch: int, need: list, capacity: float, paged: bool,
+                 state_bytes: int, block_bytes: int):
         n = len(reqs)
         self.reqs, self.cost, self.max_batch, self.need, self.capacity = reqs, cost, max_batch, need, capacity
+        self.paged, self.state_bytes, self.block_bytes = paged, state_bytes, block_bytes
+        self.watermark = WATERMARK * capacity if paged else 0  # memory paged admission leaves free
         self.arrival = [r.arrival_s for r in reqs]
         self.start, self.first, self.done, self.finish = [None] * n, [None] * n, [None] * n, [None] * n
         self.batch = [None] * n
+        self.preempted = [0] * n
+        self.generated = [0] * n
+        self.origin = {}  # decoders in order of admission -> origin (see the class docstring)
+        # Paged: the decoders' origins summed and counted by residue mod BLOCK_SIZE, so that their blocks at any step
+        # take BLOCK_SIZE operations to count, not one per decoder (blocks_during runs every step).
+        self.origin_sum, self.residues = 0, [0] * BLOCK_SIZE
+        self.leave_at = {}
         self.segments = []
         self.peak = 0
         self.t, self.next_arrival, self.step = 0.0, 0, 0
         self.waiting = deque()
-        self.decoders, self.context_sum, self.reserved = 0, 0, 0
+        self.decoders, self.context_sum = 0, 0
+        # Memory held apart from the decoders' paged blocks: contiguous reservations, or (paged) every admitted
+        # request's state plus the blocks of finished members a static batch still holds.
+        self.reserved = 0
         self.leaving = {}  # step index -> requests whose last token that step produces
         self.leave_steps = []  # heap of the keys of `leaving`
         # Decode attention is memory-bound at every context when its FLOPs per cached token over the peak
@@ -439,6 +693,62 @@ class _Simulation:
         # far below any GPU's ridge): then each step is a constant plus one more KV row per request, and a
         # stretch of steps has a closed form. Otherwise the simulation goes step by step.
         self.linear = cost.pair_s <= cost.kv_row_s
+
+    # --- memory ---------------------------------------------------------------------------------------------
+
+    def blocks_during(self, step: int) -> int:
+        """Paged: blocks the decoders hold during `step` (cached rows plus the one it writes)."""
+        # Each decoder holds (step - o) // b + 1 blocks (ceil((step - o + 1) / b)); summed over them,
+        # sum((step - o) // b) = (D step - sum(o) - sum((step - o) mod b)) / b, and (step - o) mod b depends on o mod b.
+        b, d = BLOCK_SIZE, len(self.origin)
+        remainders = sum(n * ((step - r) % b) for r, n in enumerate(self.residues) if n)
+        return (d * step - self.origin_sum - remainders) // b + d
+
+    def add_decoder(self, i: int, origin: int) -> None:
+        self.origin[i] = origin
+        self.origin_sum += origin
+        self.residues[origin % BLOCK_SIZE] += 1
+
+    def remove_decoder(self, i: int) -> int:
+        origin = self.origin.pop(i)
+        self.origin_sum -= origin
+        self.residues[origin % BLOCK_SIZE] -= 1
+        return origin
+
+    def used_during(self, step: int) -> int:
+        """Memory held during `step` by the requests admitted so far."""
+        return self.reserved + (self.blocks_during(step) * self.block_bytes if self.paged else 0)
+
+    def cost_of_joining(self, i: int) -> int:
+        """Memory request i takes when it is admitted: its reservation, or its state and its prompt's blocks."""
+        if not self.paged:
+            return self.need[i]
+        return self.state_bytes + _paged_blocks(self.reqs[i].prompt_tokens + self.generated[i]) * self.block_bytes
+
+    def make_room(self) -> bool:
+        """Paged: preempt the decoders admitted last until the next step's blocks fit; True if any was."""
+        preempted = False
+        while self.paged and self.origin and self.used_during(self.step) > self.capacity:
+            self.preempt(next(reversed(self.origin)))
+            preempted = True
+        if self.paged:
+            self.peak = max(self.peak, self.used_during(self.step))
+        return preempted
+
+    def preempt(self, i: int) -> None:
+        """Free decoder i's blocks and state; it waits at the front of the queue with what it has generated."""
+        origin = self.remove_decoder(i)
+        step = self.leave_at.pop(i)
+        self.leaving[step].remove(i)
+        self.decoders -= 1
+        self.context_sum -= self.step - origin
+        # It has generated every token but those of steps leave_at .. its end: o - (step - self.step + 1) ... so far.
+        self.generated[i] = self.reqs[i].output_tokens - (step - self.step + 1)
+        self.reserved -= self.state_bytes
+        self.preempted[i] += 1
+        self.waiting.appendleft(i)
+
+    # --- the queue ------------------------------------------------------------------------------------------
 
     def arrive(self) -> None:
         """Every request arrived by now joins the queue."""
@@ -450,17 +760,21 @@ class _Simulation:
         """First come first served: waiting requests that fit in memory, up to `room` of them. One that could
         never fit, even alone, is rejected (left without times)."""
         admitted = []
+        used = self.used_during(self.step)
+        room_bytes = self.capacity - self.watermark
         while self.waiting and len(admitted) < room:
             i = self.waiting[0]
-            if self.need[i] > self.capacity:
+            if self.need[i] > room_bytes:
                 self.waiting.popleft()
                 continue
-            if self.reserved + self.need[i] > self.capacity:
+            joining = self.cost_of_joining(i)
+            if used + joining > room_bytes:
                 break
             self.waiting.popleft()
             admitted.append(i)
-            self.reserved += self.need[i]
-        self.peak = max(self.peak, self.reserved)
+            used += joining
+            self.reserved += self.need[i] if not self.paged else self.state_bytes
+        self.peak = max(self.peak, used)
         return admitted
 
     def idle(self) -> bool:
@@ -472,42 +786,73 @@ class _Simulation:
         self.t = max(self.t, self.arrival[self.next_arrival])
         return True
 
+    # --- steps ----------------------------------------------------------------------------------------------
+
     def prefill_step(self, joiners: list) -> None:
-        """One step with the joiners' prompts and the decoders' next tokens; the joiners' first tokens."""
+        """One step with the joiners' prompts (and any tokens they recompute) and the decoders' next tokens; the
+        joiners' next tokens (a first token, unless recomputing)."""
         cost, reqs = self.cost, self.reqs
         prompt, attention = 0, 0.0
         for i in joiners:
-            prompt += reqs[i].prompt_tokens
-            attention += cost.prefill_attention_s(reqs[i].prompt_tokens)
-            self.start[i] = self.t
+            q = reqs[i].prompt_tokens + self.generated[i]
+            prompt += q
+            attention += cost.prefill_attention_s(q)
+            if self.start[i] is None:
+                self.start[i] = self.t
+        if self.paged:  # the joiners' prompt blocks, held during this step
+            self.peak = max(self.peak, self.used_during(self.step) + sum(
+                _paged_blocks(reqs[i].prompt_tokens + self.generated[i]) for i in joiners) * self.block_bytes)
         dt = cost.time_s(prompt, attention, self.decoders, self.context_sum, len(joiners))
         self.segments.append(Segment(self.t, 1, dt, 0.0, self.decoders + len(joiners), len(joiners)))
         self.t += dt
         self.context_sum += self.decoders
+        s0 = self.step
         self.end_steps(1)
         for i in joiners:
             r = reqs[i]
-            self.first[i] = self.t
-            if r.output_tokens == 1:
-                self.leave(i)
+            if self.first[i] is None:
+                self.first[i] = self.t
+            left = r.output_tokens - self.generated[i] - 1  # decode steps still to come
+            if left == 0:
+                self.leave(i, reqs[i].prompt_tokens + self.generated[i])
             else:
+                q = r.prompt_tokens + self.generated[i]
                 self.decoders += 1
-                self.context_sum += r.prompt_tokens
-                self.expect(self.step - 1 + r.output_tokens - 1, i)
+                self.context_sum += q
+                self.add_decoder(i, s0 + 1 - q)
+                self.expect(s0 + left, i)
 
     def decode_steps(self, until_s: float | None) -> None:
-        """Decode steps until the next request leaves, or until the clock reaches `until_s` (an arrival that
-        there is room for)."""
+        """Decode steps until the next request leaves, until the clock reaches `until_s` (an arrival that there is
+        room for), or (paged) until the decoders' blocks would no longer fit."""
         c = self.cost
         first = c.time_s(0, 0.0, self.decoders, self.context_sum, 0)
         growth = self.decoders * c.kv_row_s if self.linear else 0.0
         steps = self.leave_steps[0] - self.step + 1 if self.linear else 1
         if until_s is not None and self.t + _elapsed(first, growth, steps) > until_s:
             steps = _steps_until(self.t, until_s, first, growth)
+        if self.paged and steps > 1:
+            steps = self.steps_that_fit(steps)
         self.segments.append(Segment(self.t, steps, first, growth, self.decoders, 0))
         self.t += _elapsed(first, growth, steps)
         self.context_sum += self.decoders * steps
+        if self.paged:
+            self.peak = max(self.peak, self.used_during(self.step + steps - 1))
         self.end_steps(steps)
+
+    def steps_that_fit(self, steps: int) -> int:
+        """The most steps, up to `steps` and at least 1 (make_room saw to the first), whose blocks all fit: the
+        blocks only grow from step to step, so the last one that fits is found by bisection."""
+        if self.used_during(self.step + steps - 1) <= self.capacity:
+            return steps
+        lo, hi = 1, steps  # step lo - 1 fits, step hi - 1 does not
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.used_during(self.step + mid - 1) <= self.capacity:
+                lo = mid
+            else:
+                hi = mid
+        return lo
 
     def end_steps(self, steps: int) -> None:
         """Advance the step count; the requests whose last token came in the last of these steps leave."""
@@ -516,7 +861,8 @@ class _Simulation:
             r = self.reqs[i]
             self.decoders -= 1
             self.context_sum -= r.prompt_tokens + r.output_tokens - 1
-            self.leave(i)
+            del self.leave_at[i]
+            self.leave(i, self.step - self.remove_decoder(i))
         while self.leave_steps and self.leave_steps[0] < self.step:
             heapq.heappop(self.leave_steps)
 
@@ -526,19 +872,28 @@ class _Simulation:
             self.leaving[step] = []
             heapq.heappush(self.leave_steps, step)
         self.leaving[step].append(i)
+        self.leave_at[i] = step
 
-    def leave(self, i: int) -> None:
-        """Request i has its last token; continuous batching returns it and frees its memory at once."""
+    def leave(self, i: int, rows: int) -> None:
+        """Request i has its last token, holding `rows` KV rows in its last step; continuous batching returns it and
+        frees its memory at once, static holds it to the batch's end."""
         self.done[i] = self.t
+        held = self.need[i]
+        if self.paged:
+            held = self.state_bytes + _paged_blocks(rows) * self.block_bytes
         if self.returns_at_once:
             self.finish[i] = self.t
-            self.reserved -= self.need[i]
+            self.reserved -= self.need[i] if not self.paged else self.state_bytes
+        elif self.paged:  # its blocks stay with the batch
+            self.reserved += held - self.state_bytes
+            self.held[i] = held
 
     def run_continuous(self) -> None:
         self.returns_at_once = True
         while True:
             self.arrive()
-            joiners = self.admit(self.max_batch - self.decoders)
+            # As vLLM V1's scheduler: no waiting request is admitted in a step that had to preempt.
+            joiners = [] if self.make_room() else self.admit(self.max_batch - self.decoders)
             if joiners:
                 self.prefill_step(joiners)
             elif self.decoders:
@@ -550,6 +905,7 @@ class _Simulation:
 
     def run_static(self) -> None:
         self.returns_at_once = False
+        self.held = {}
         index = 0
         while True:
             self.arrive()
@@ -558,12 +914,14 @@ class _Simulation:
                 if not self.idle():
                     return
                 continue
-            for i in members:
-                self.batch[i] = index
             self.prefill_step(members)
             while self.decoders:  # arrivals wait: the batch runs until its last member has its last token
-                self.decode_steps(None)
+                self.make_room()  # paged: a member preempted here waits for a later batch
+                if self.decoders:
+                    self.decode_steps(None)
             for i in members:
-                self.finish[i] = self.t
-                self.reserved -= self.need[i]
+                if self.done[i] is not None and self.finish[i] is None:
+                    self.finish[i] = self.t
+                    self.batch[i] = index
+                    self.reserved -= self.held.pop(i, self.need[i])
             index += 1

@@ -47,8 +47,8 @@ def state_dtype(default: str = "fp32") -> Select:
 
 
 def memory_fraction() -> Range:
-    """The share of GPU memory the engine may use: 1.0 is the datasheet (the lessons' default); vLLM's
-    gpu_memory_utilization is 0.9 up to v0.20 and 0.92 from v0.21 (vllm/config/cache.py)."""
+    """The share of GPU memory the engine may use: 1.0 is all the device reports (the lessons' default); vLLM's
+    gpu_memory_utilization defaults to presets.VLLM_MEMORY_FRACTION (vllm/config/cache.py)."""
     return Range("memory_fraction", default=1.0, min=0.5, max=1.0, step=0.01)
 
 

@@ -21,8 +21,8 @@ NAMES = frozenset({
     "ttft", "tpot", "peak",
     # GEMM/GEMV shapes: each matrix's outline and fill.
     "input", "input-fill", "weight", "weight-fill", "output", "output-fill",
-    # KV blocks: a block several sequences map, and slots allocated that are never used.
-    "shared", "waste",
+    # KV blocks: a block several sequences map, a block copied on write, and slots allocated that are never used.
+    "shared", "copied", "waste",
 })
 
 

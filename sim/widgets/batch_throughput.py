@@ -218,8 +218,8 @@ def _derivations(m: presets.Model, hw: presets.Hardware, p: batching.BatchPoint,
     peak, bandwidth = f"{hw.peak_flops_per_s / 1e12:g} TFLOP/s", f"{hw.bandwidth_bytes_per_s / 1e12:g} TB/s"
     resident = memory.resident_bytes(m, batch=0, context=s["context"], state_dtype=s["state_dtype"])
     per_request = memory.bytes_per_request(m, context=s["context"], state_dtype=s["state_dtype"])
-    datasheet = presets.hardware(s["hardware"]).memory_bytes
-    usable = fmt_bytes(datasheet) if s["memory_fraction"] == 1 else f"{s['memory_fraction']:g} × {fmt_bytes(datasheet)}"
+    reported = presets.hardware(s["hardware"]).memory_bytes
+    usable = fmt_bytes(reported) if s["memory_fraction"] == 1 else f"{s['memory_fraction']:g} × {fmt_bytes(reported)}"
     step_bytes = (f"{fmt_bytes(kinds['weights'])} {t['weights']} + {fmt_bytes(kinds['kv'])} {t['kv']} "
                   f"+ {fmt_bytes(kinds['state'])} {t['state']}")
     terms = [f"{t[f'op.{op.name}']} max({fmt_flops(op.flops)} ÷ {peak}, {fmt_bytes(op.bytes)} ÷ {bandwidth})"

@@ -6,8 +6,9 @@ requests come from sim/traces.py. This module only draws it. Both policies are s
 so that the time axis is the same for both (toggling the policy shows the same trace on the same scale)
 and the gain of one over the other can be read off directly.
 
-Fixed here, all OUR CHOICE (scheduler.DEFAULT_*): 48 requests of seed 0, and every request reserving KV for
-MAX_TOKENS = 2,048 tokens (FasterTransformer's pre-allocation, Orca §6.1; vLLM's Orca(Max), §6.1).
+The readouts are scheduler.serve()'s steady state (a trace doubled until its percentiles settle, or flagged
+overloaded or unsettled); the timeline draws the first scheduler.DRAWN_REQUESTS = 48 requests of the same trace.
+Fixed here, OUR CHOICE: seed 0, the goodput targets scheduler.DEFAULT_TTFT_TARGET_S and DEFAULT_TPOT_TARGET_S.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import math
 
 from sim import cache, model_size, presets, scheduler, svg, traces
-from sim.display import fmt_bytes, fmt_grouped, fmt_ms, fmt_sig
+from sim.display import fmt_bytes, fmt_duration, fmt_grouped, fmt_share, fmt_sig
 from sim.kit import (
     Controls,
     Flag,
@@ -46,51 +47,78 @@ TEXT = {
         "trace=orca": "Orca 的合成负载：提示 32–512、输出 1–128 token",
         "trace=chat": "类聊天：提示 32–1,024、输出 1–1,024 token",
         "max_batch": "最大批大小 max_batch",
+        "kv_policy": "KV 显存怎么分",
+        "kv_policy=contiguous-max": "按最大长度 2,048 预留",
+        "kv_policy=contiguous-pow2": "提示 + 输出按 2 的幂预留",
+        "kv_policy=contiguous-oracle": "按真实长度预留（先知）",
+        "kv_policy=paged": "分页：写到哪分到哪，不够就抢占重算",
+        "capacity_per_s": "容量：队列永远不空时每秒能返回的请求",
+        "load": "到达率占容量的比例",
         "throughput_tokens_per_s": "吞吐（输出 token）",
         "requests_per_s": "合 {value} 个请求/秒",
-        "latency_per_token_p50_ms": "每个输出 token 的延迟：中位数",
-        "latency_per_token_p90_ms": "每个输出 token 的延迟：p90",
+        "ttft_p50_ms": "首 token 延迟 TTFT：中位数",
+        "ttft_p90_ms": "TTFT：p90",
+        "tpot_p50_ms": "之后每个 token 的间隔 TPOT：中位数",
+        "tpot_p90_ms": "TPOT：p90",
+        "latency_p90_s": "端到端延迟：p90",
+        "latency_per_token_p50_ms": "每个输出 token 的延迟（归一化）：中位数",
+        "latency_per_token_p90_ms": "每个输出 token 的延迟（归一化）：p90",
+        "goodput_per_s": "goodput：TTFT ≤ {ttft} 且 TPOT ≤ {tpot} 的请求",
+        "capacity_gain": "连续批处理的容量是静态的几倍",
         "mean_batch": "平均每步一起算的请求数",
-        "makespan_s": "从第一个请求到达到最后一个返回",
-        "continuous_gain": "连续批处理的吞吐是静态的几倍",
+        "preemptions": "被抢占、之后重算的次数",
         "memory_limit": "按 2,048 token 预留时显存放得下的请求数",
+        "overloaded": "超载：每秒到达 {rate} 个请求，这种调度最多每秒返回 {capacity_per_s} 个。队列会无限变长，"
+                      "延迟随请求串变长而变大，这时的百分位数只反映请求串有多长，所以不显示。",
+        "unsettled": "离容量很近：请求串加倍时，百分位数还会变 {settle_change}。排队来得慢、散得也慢，"
+                     "要很长的请求串才量得准。",
         "memory_bound": "显存只放得下 {memory_limit} 个请求（每个按 2,048 token 预留 KV）：max_batch 调得再大，"
                         "一批也进不了更多请求。",
-        "note": "一共 {requests} 个请求，长度和到达时刻都是固定随机种子生成的，两种调度面对的是同一串请求。"
-                "每一步的耗时按前几课的屋顶线估算：权重每步读一遍，KV 和递归状态随批里的请求和它们的上下文增长，"
-                "新加入请求的提示要在它加入的那一步里一起算完（prefill），那一步就更慢。"
-                "静态批处理：GPU 空下来时，把正在等的请求凑成一批，一直跑到最长的那个生成完；"
-                "这期间新来的请求只能排队，先写完的请求也要等整批结束才能返回（Orca §1）。"
-                "连续批处理：每一步之后，写完的请求立刻离开并返回，排队的请求立刻补进来（Orca 的迭代级调度）。"
-                "每个请求进来时按 2,048 token 预留 KV 显存，放不下就继续排队。"
-                "「每个输出 token 的延迟」=（返回时刻 − 到达时刻）÷ 输出 token 数，"
-                "是 Orca 和 vLLM 论文用的归一化延迟。",
+        "not_shown": "超载",
+        "note": "读数取稳态：请求串从 2,000 个起加倍，直到每个百分位数变动不到 2%（最多 8,000 个），去掉最前面 "
+                "10% 的预热；时间线只画前 {requests} 个。每一步的耗时按前几课的屋顶线估算：权重每步读一遍，"
+                "KV 和递归状态随批里的请求和上下文增长，新加入请求的提示在它加入的那一步一起算完（prefill），"
+                "logits 只在提示的最后一个位置算。静态批处理：GPU 空下来时，把正在等的请求凑成一批，一直跑到最长的"
+                "那个生成完；这期间新来的请求只能排队，先写完的请求也要等整批结束才返回（Orca §1）。连续批处理："
+                "每一步之后，写完的请求立刻离开，排队的请求立刻补进来（Orca 的迭代级调度）。KV 按所选方式占显存，"
+                "放不下就继续排队；分页时显存不够，最后加入的请求被抢占，"
+                "之后连同已生成的 token 一起重算（vLLM V1）。"
+                "TTFT = 第一个 token − 到达；TPOT =（最后一个 token − 第一个）÷（输出 token 数 − 1）"
+                "（DistServe 的定义）；"
+                "端到端延迟 = 返回 − 到达；归一化延迟 = 端到端 ÷ 输出 token 数（Orca、vLLM 论文用的）。"
+                "容量：所有请求在 0 时刻就排好队时每秒返回的请求数。",
         "timeline_label": "请求时间线与每步批大小",
         "legend.wait": "排队",
         "legend.prefill": "prefill（处理提示）",
         "legend.decode": "decode（逐个生成）",
         "legend.held": "已写完，等整批结束才返回",
-        "rows": "每行一个请求，从上到下按到达顺序",
+        "rows": "前 {n} 个请求，每行一个，从上到下按到达顺序",
         "batch_axis": "每一步一起算的请求数",
         "cap": "max_batch = {max_batch}",
         "memory_cap": "显存上限 {limit}",
         "time_axis": "时间（秒）",
         "seconds": "{value} 秒",
-        "alt.head": "{policy}下 {n} 个请求的时间线",
-        "alt.throughput": "吞吐 {value} tok/s",
-        "alt.latency": "每个输出 token 的延迟中位数 {p50}、p90 {p90}",
+        "alt.head": "{policy}下前 {n} 个请求的时间线",
         "alt.batch": "平均每步 {mean} 个请求（上限 {cap}）",
-        "alt.end": "最后一个请求在 {end} 秒返回",
-        "alt.other": "同一串请求用{other}：吞吐 {value} tok/s，最后一个在 {end} 秒返回",
+        "alt.end": "最后一个在 {end} 秒返回",
+        "alt.other": "同样这些请求用{other}：最后一个在 {end} 秒返回",
         "alt.static": "静态批处理",
         "alt.continuous": "连续批处理",
-        "derive.throughput": "{tokens} 个输出 token ÷ {makespan}（{first} 秒第一个请求到达，{last} 秒最后一个返回）"
-                             "= {value} tok/s",
-        "derive.p50": "{n} 个请求各自的（返回 − 到达）÷ 输出 token 数，排序后取中位数 = {value}",
-        "derive.p90": "{n} 个请求各自的（返回 − 到达）÷ 输出 token 数，排序后取第 90 百分位（线性插值）= {value}",
+        "derive.capacity": "{n} 个请求都在 0 时刻排队，去掉预热后每秒返回的请求数 = {value}",
+        "derive.load": "{rate} ÷ {capacity} = {value}",
+        "derive.throughput": "{n} 个稳态请求里，第一个返回之后返回的请求共 {tokens} 个输出 token ÷ {window} = {value}",
+        "derive.percentile": "{n} 个稳态请求各自的{what}，排序后取{which}（线性插值）= {value}",
+        "derive.overloaded": "到达 {rate} > 容量 {capacity}：队列不停变长，这个百分位数只量出请求串有多长",
+        "what.ttft": "（第一个 token − 到达）",
+        "what.tpot": "（最后一个 token − 第一个）÷（输出 token 数 − 1）",
+        "what.latency": "（返回 − 到达）",
+        "what.latency_per_token": "（返回 − 到达）÷ 输出 token 数",
+        "which.50": "中位数",
+        "which.90": "第 90 百分位",
+        "derive.goodput": "{rps} × 达标比例 {share} = {value}",
+        "derive.goodput_overloaded": "超载：队列不停变长，长期看没有请求能在 TTFT 目标内拿到第一个 token = 0",
+        "derive.gain": "连续 {continuous} ÷ 静态 {static} = {value}",
         "derive.mean_batch": "Σ（每步耗时 × 这一步的请求数）÷ GPU 忙碌的 {busy}（共 {steps} 步）= {value}",
-        "derive.makespan": "{last} 秒 − {first} 秒 = {value}",
-        "derive.gain": "连续 {continuous} tok/s ÷ 静态 {static} tok/s = {value}",
         "derive.memory": "⌊({usable} − 权重 {weights}) ÷ (2,048 × {kv} + 递归状态 {state})⌋ = {value}",
     },
     "en": {
@@ -103,55 +131,85 @@ TEXT = {
         "trace=orca": "Orca's synthetic trace: prompts 32–512, outputs 1–128 tokens",
         "trace=chat": "Chat-like: prompts 32–1,024, outputs 1–1,024 tokens",
         "max_batch": "Max batch size (max_batch)",
+        "kv_policy": "KV memory",
+        "kv_policy=contiguous-max": "Reserve the max length, 2,048",
+        "kv_policy=contiguous-pow2": "Reserve prompt + output rounded up to a power of two",
+        "kv_policy=contiguous-oracle": "Reserve the true length (oracle)",
+        "kv_policy=paged": "Paged: blocks as written; preempt and recompute when full",
+        "capacity_per_s": "Capacity: requests returned per second with a queue that never empties",
+        "load": "Arrival rate as a share of capacity",
         "throughput_tokens_per_s": "Throughput (output tokens)",
         "requests_per_s": "{value} requests/s",
-        "latency_per_token_p50_ms": "Latency per output token: median",
-        "latency_per_token_p90_ms": "Latency per output token: p90",
+        "ttft_p50_ms": "Time to first token (TTFT): median",
+        "ttft_p90_ms": "TTFT: p90",
+        "tpot_p50_ms": "Time per output token after it (TPOT): median",
+        "tpot_p90_ms": "TPOT: p90",
+        "latency_p90_s": "End-to-end latency: p90",
+        "latency_per_token_p50_ms": "Latency per output token (normalized): median",
+        "latency_per_token_p90_ms": "Latency per output token (normalized): p90",
+        "goodput_per_s": "Goodput: requests with TTFT ≤ {ttft} and TPOT ≤ {tpot}",
+        "capacity_gain": "Continuous batching's capacity over static's",
         "mean_batch": "Requests computed per step, on average",
-        "makespan_s": "First arrival to last response",
-        "continuous_gain": "Continuous batching's throughput over static's",
+        "preemptions": "Preemptions, each recomputed later",
         "memory_limit": "Requests that fit in memory at 2,048-token reservations",
+        "overloaded": "Overloaded: {rate} requests arrive per second, and this policy returns at most "
+                      "{capacity_per_s}. The queue grows without end and every latency grows with the stream, so a "
+                      "percentile here would only measure how long the stream is; none is shown.",
+        "unsettled": "Close to capacity: the percentiles still move by {settle_change} when the stream doubles. Queues "
+                     "build and drain slowly here, and it takes a very long stream to measure them.",
         "memory_bound": "Memory holds only {memory_limit} requests (each reserving KV for 2,048 tokens): a larger "
                         "max_batch lets no more of them into a batch.",
-        "note": "{requests} requests, their lengths and arrival times drawn from a fixed random seed, so both policies "
-                "face the same stream. Each step's time is the roofline estimate of the earlier lessons: the "
-                "weights are read once per step, KV and recurrent-state traffic grow with the requests in the "
-                "batch and their contexts, and a request's prompt is processed in the step it joins (its "
-                "prefill), which makes that step slower. Static batching: when the GPU is free, the waiting "
-                "requests form a batch, which runs until its longest member is done; new arrivals queue "
-                "meanwhile, and a request that finishes early is returned only when the whole batch ends "
-                "(Orca §1). Continuous batching: after every step, finished requests leave and are returned at "
-                "once, and waiting ones join (Orca's iteration-level scheduling). Each request reserves KV "
-                "memory for 2,048 tokens when it is admitted, and waits while that does not fit. Latency per "
-                "output token = (response time − arrival time) ÷ output tokens, the normalized latency of the "
-                "Orca and vLLM papers.",
+        "not_shown": "overloaded",
+        "note": "Readouts are a steady state: the stream doubles from 2,000 requests until every percentile moves by "
+                "less than 2 % (8,000 at most), the first 10 % left out as a warm-up; the timeline draws the first "
+                "{requests}. Each step's time is the roofline estimate of the earlier lessons: the weights are read "
+                "once per step, KV and recurrent-state traffic grow with the requests in the batch and their "
+                "contexts, a request's prompt is processed in the step it joins (its prefill), and logits are "
+                "computed only at the prompt's last position. Static batching: when the GPU is free, the waiting "
+                "requests form a batch, which runs until its longest member is done; new arrivals queue meanwhile, "
+                "and a request that finishes early is returned only when the whole batch ends (Orca §1). Continuous "
+                "batching: after every step, finished requests leave and waiting ones join (Orca's iteration-level "
+                "scheduling). KV takes memory as the chosen policy says, and a request waits while it does not fit; "
+                "paged, when memory runs out the request admitted last is preempted and later recomputed with the "
+                "tokens it had (vLLM V1). TTFT = first token − arrival; TPOT = (last token − first) ÷ (output tokens − "
+                "1) (DistServe's definitions); end-to-end latency = response − arrival; normalized latency = "
+                "end-to-end ÷ output tokens (the Orca and vLLM papers'). Capacity: requests returned per second when "
+                "every request is already queued at t = 0.",
         "timeline_label": "Request timeline and batch size per step",
         "legend.wait": "Waiting",
         "legend.prefill": "Prefill (the prompt)",
         "legend.decode": "Decode (token by token)",
         "legend.held": "Done, held until its batch ends",
-        "rows": "One row per request, top to bottom in order of arrival",
+        "rows": "The first {n} requests, one per row, top to bottom in order of arrival",
         "batch_axis": "Requests computed per step",
         "cap": "max_batch = {max_batch}",
         "memory_cap": "memory limit {limit}",
         "time_axis": "Time (s)",
         "seconds": "{value} s",
-        "alt.head": "Timeline of {n} requests under {policy}",
-        "alt.throughput": "throughput {value} tok/s",
-        "alt.latency": "latency per output token median {p50}, p90 {p90}",
+        "alt.head": "Timeline of the first {n} requests under {policy}",
         "alt.batch": "{mean} requests per step on average (at most {cap})",
-        "alt.end": "the last request returned at {end} s",
-        "alt.other": "the same requests under {other}: {value} tok/s, the last returned at {end} s",
+        "alt.end": "the last returned at {end} s",
+        "alt.other": "the same requests under {other}: the last returned at {end} s",
         "alt.static": "static batching",
         "alt.continuous": "continuous batching",
-        "derive.throughput": "{tokens} output tokens ÷ {makespan} (first arrival at {first} s, last response at "
-                             "{last} s) = {value} tok/s",
-        "derive.p50": "(response − arrival) ÷ output tokens of each of {n} requests, sorted, median = {value}",
-        "derive.p90": "(response − arrival) ÷ output tokens of each of {n} requests, sorted, 90th percentile "
-                      "(interpolated) = {value}",
+        "derive.capacity": "{n} requests all queued at t = 0, returns per second after the warm-up = {value}",
+        "derive.load": "{rate} ÷ {capacity} = {value}",
+        "derive.throughput": "of {n} steady-state requests, the output tokens of those returned after the first, "
+                             "{tokens}, ÷ {window} = {value}",
+        "derive.percentile": "{what} of each of {n} steady-state requests, sorted, {which} (interpolated) = {value}",
+        "derive.overloaded": "arrivals {rate} > capacity {capacity}: the queue keeps growing, and this percentile "
+                             "would only measure how long the stream is",
+        "what.ttft": "(first token − arrival)",
+        "what.tpot": "(last token − first) ÷ (output tokens − 1)",
+        "what.latency": "(response − arrival)",
+        "what.latency_per_token": "(response − arrival) ÷ output tokens",
+        "which.50": "median",
+        "which.90": "90th percentile",
+        "derive.goodput": "{rps} × share meeting both {share} = {value}",
+        "derive.goodput_overloaded": "overloaded: the queue keeps growing, so in the long run no request gets its "
+                                     "first token within the TTFT target = 0",
+        "derive.gain": "continuous {continuous} ÷ static {static} = {value}",
         "derive.mean_batch": "Σ (step time × requests in the step) ÷ {busy} the GPU is busy ({steps} steps) = {value}",
-        "derive.makespan": "{last} s − {first} s = {value}",
-        "derive.gain": "continuous {continuous} tok/s ÷ static {static} tok/s = {value}",
         "derive.memory": "⌊({usable} − weights {weights}) ÷ (2,048 × {kv} + recurrent state {state})⌋ = {value}",
     },
 }
@@ -161,22 +219,36 @@ WIDGET = Widget(
         Select("policy", default="static", options=scheduler.POLICIES, style="buttons"),
         Range("rate", default=scheduler.DEFAULT_RATE_PER_S, min=0.5, max=50, step=0.5, log=True),
         Select("trace", default=scheduler.DEFAULT_TRACE, options=traces.PRESETS, style="buttons"),
-        Range("max_batch", default=scheduler.DEFAULT_MAX_BATCH, min=1, max=64, log=True),
+        Range("max_batch", default=scheduler.DEFAULT_MAX_BATCH, min=1, max=256, log=True),
+        Select("kv_policy", default=scheduler.DEFAULT_KV_POLICY, options=scheduler.KV_POLICIES),
         choices.hardware(),
         choices.model(),
     ),
     layout=(
         Controls(),
         Flag("capacity"),
+        Flag("overloaded"),
+        Flag("unsettled", tone="note"),
         Readouts(
-            Readout("throughput_tokens_per_s", note="requests_per_s"), "latency_per_token_p50_ms",
-            "latency_per_token_p90_ms", "mean_batch", "makespan_s", "continuous_gain", "memory_limit",
+            "capacity_per_s", "load", Readout("throughput_tokens_per_s", note="requests_per_s"),
+            "ttft_p50_ms", "ttft_p90_ms", "tpot_p50_ms", "tpot_p90_ms", "latency_p90_s",
+            "latency_per_token_p50_ms", "latency_per_token_p90_ms", "goodput_per_s", "capacity_gain", "mean_batch",
+            "preemptions", "memory_limit",
         ),
         Flag("memory_bound", tone="note"),
         Svg("timeline", label="timeline_label"),
         Text("note"),
     ),
 )
+
+# Percentile readouts: output name -> (Schedule property, what it is, which percentile, unit).
+PERCENTILE_READOUTS = {
+    "ttft_p50_ms": ("ttft_p50_s", "ttft", "50", "ms"), "ttft_p90_ms": ("ttft_p90_s", "ttft", "90", "ms"),
+    "tpot_p50_ms": ("tpot_p50_s", "tpot", "50", "ms"), "tpot_p90_ms": ("tpot_p90_s", "tpot", "90", "ms"),
+    "latency_p90_s": ("latency_p90_s", "latency", "90", "s"),
+    "latency_per_token_p50_ms": ("latency_per_token_p50_s", "latency_per_token", "50", "ms"),
+    "latency_per_token_p90_ms": ("latency_per_token_p90_s", "latency_per_token", "90", "ms"),
+}
 
 COLOURS = {"wait": palette.colour("reserved"), "prefill": palette.colour("prefill"),
            "decode": palette.colour("decode"), "held": palette.colour("per-request")}
@@ -193,49 +265,74 @@ def render(state) -> dict:
     s = WIDGET.coerce(state)
     t = TEXT[s["lang"]]
     hw, m = choices.gpu(s), presets.model(s["model"])
-    scenario = {"trace": s["trace"], "rate_per_s": s["rate"], "max_batch": s["max_batch"]}
+    scenario = {"trace": s["trace"], "rate_per_s": s["rate"], "max_batch": s["max_batch"], "kv_policy": s["kv_policy"]}
     runs = {policy: scheduler.serve(m, hw, policy, **scenario) for policy in scheduler.POLICIES}
-    run, other = runs[s["policy"]], runs["continuous" if s["policy"] == "static" else "static"]
+    drawn = {policy: scheduler.serve(m, hw, policy, n=scheduler.DRAWN_REQUESTS, **scenario)
+             for policy in scheduler.POLICIES}
+    run = runs[s["policy"]]
+    other = "continuous" if s["policy"] == "static" else "static"
     weights = model_size.resident_weight_bytes(m)
     limit = scheduler.fit_at_max(m, hw)
-    static_tps, continuous_tps = (runs[p].throughput_tokens_per_s for p in scheduler.POLICIES)
-    gain = continuous_tps / static_tps if static_tps else 0.0
-    p50, p90 = run.latency_per_token_p50_s, run.latency_per_token_p90_s
-    first = min((x.request.arrival_s for x in run.served), default=0.0)
+    static_cap, continuous_cap = (runs[p].capacity_per_s for p in scheduler.POLICIES)
+    gain = continuous_cap / static_cap if static_cap else 0.0
+    load = s["rate"] / run.capacity_per_s if run.capacity_per_s else 0.0
+    goodput = run.goodput_per_s()
+    ttft_target, tpot_target = (f"{x:g} s" if x >= 1 else f"{x * 1e3:g} ms"
+                                for x in (scheduler.DEFAULT_TTFT_TARGET_S, scheduler.DEFAULT_TPOT_TARGET_S))
+    n = len(run.measured)
 
     outputs = {
+        "capacity_per_s": output(run.capacity_per_s, t["requests_per_s"].format(value=fmt_sig(run.capacity_per_s))),
+        "load": output(load * 100, fmt_share(load)),
         "throughput_tokens_per_s": output(run.throughput_tokens_per_s,
                                           f"{fmt_sig(run.throughput_tokens_per_s)} tok/s"),
         "requests_per_s": output(run.requests_per_s, t["requests_per_s"].format(value=fmt_sig(run.requests_per_s))),
-        "latency_per_token_p50_ms": output(p50 * 1e3, fmt_ms(p50)),
-        "latency_per_token_p90_ms": output(p90 * 1e3, fmt_ms(p90)),
+        "goodput_per_s": output(goodput, t["requests_per_s"].format(value=fmt_sig(goodput))),
+        "capacity_gain": output(gain, f"{fmt_sig(gain)}×"),
         "mean_batch": output(run.mean_batch, fmt_sig(run.mean_batch)),
-        "makespan_s": output(run.makespan_s, _seconds(run.makespan_s, t)),
-        "continuous_gain": output(gain, f"{fmt_sig(gain)}×"),
+        "preemptions": output(run.preemptions, fmt_grouped(run.preemptions)),
         "memory_limit": output(limit, fmt_grouped(limit)),
-        "requests": output(len(run.requests), fmt_grouped(len(run.requests))),
+        "requests": output(scheduler.DRAWN_REQUESTS, fmt_grouped(scheduler.DRAWN_REQUESTS)),
+        "rate": output(s["rate"], t["requests_per_s"].format(value=fmt_sig(s["rate"]))),
+        "ttft": output(scheduler.DEFAULT_TTFT_TARGET_S * 1e3, ttft_target),
+        "tpot": output(scheduler.DEFAULT_TPOT_TARGET_S * 1e3, tpot_target),
+        "settle_change": output((run.settle_change or 0) * 100, fmt_share(run.settle_change or 0)),
         **capacity.outputs(weights, hw),
     }
-    n = len(run.served)
     derivations = {
+        "capacity_per_s": t["derive.capacity"].format(n=fmt_grouped(scheduler.CAPACITY_REQUESTS),
+                                                      value=outputs["capacity_per_s"]["text"]),
+        "load": t["derive.load"].format(rate=fmt_sig(s["rate"]), capacity=fmt_sig(run.capacity_per_s),
+                                        value=fmt_share(load)),
         "throughput_tokens_per_s": t["derive.throughput"].format(
-            tokens=fmt_grouped(run.output_tokens), makespan=_seconds(run.makespan_s, t), first=fmt_sig(first),
-            last=fmt_sig(run.end_s), value=fmt_sig(run.throughput_tokens_per_s)),
-        "latency_per_token_p50_ms": t["derive.p50"].format(n=n, value=fmt_ms(p50)),
-        "latency_per_token_p90_ms": t["derive.p90"].format(n=n, value=fmt_ms(p90)),
+            n=fmt_grouped(n), tokens=fmt_grouped(round(run.throughput_tokens_per_s * run.window_s)),
+            window=_seconds(run.window_s, t), value=outputs["throughput_tokens_per_s"]["text"]),
+        "capacity_gain": t["derive.gain"].format(continuous=fmt_sig(continuous_cap), static=fmt_sig(static_cap),
+                                                 value=f"{fmt_sig(gain)}×"),
         "mean_batch": t["derive.mean_batch"].format(busy=_seconds(run.busy_s, t), steps=fmt_grouped(run.step_count),
                                                     value=fmt_sig(run.mean_batch)),
-        "makespan_s": t["derive.makespan"].format(last=fmt_sig(run.end_s), first=fmt_sig(first),
-                                                  value=_seconds(run.makespan_s, t)),
-        "continuous_gain": t["derive.gain"].format(continuous=fmt_sig(continuous_tps), static=fmt_sig(static_tps),
-                                                   value=f"{fmt_sig(gain)}×"),
         "memory_limit": t["derive.memory"].format(
             usable=fmt_bytes(hw.memory_bytes), weights=fmt_bytes(weights), kv=fmt_bytes(cache.kv_bytes_per_token(m)),
             state=fmt_bytes(cache.state_bytes_per_request(m)), value=fmt_grouped(limit)),
+        "goodput_per_s": (t["derive.goodput_overloaded"] if run.overloaded else t["derive.goodput"].format(
+            rps=outputs["requests_per_s"]["text"], share=fmt_share(run.attainment()),
+            value=outputs["goodput_per_s"]["text"])),
     }
-    flags = {"capacity": not capacity.fits(weights, hw), "memory_bound": capacity.fits(weights, hw)
-             and limit < s["max_batch"]}
-    timeline = _timeline(run, other, s, limit, t)
+    for name, (attribute, what, which, unit) in PERCENTILE_READOUTS.items():
+        value = getattr(run, attribute)
+        text = fmt_duration(value) if not run.overloaded else t["not_shown"]
+        outputs[name] = output(value * (1e3 if unit == "ms" else 1), text)
+        if run.overloaded:
+            derivations[name] = t["derive.overloaded"].format(rate=fmt_sig(s["rate"]),
+                                                              capacity=fmt_sig(run.capacity_per_s))
+        else:
+            derivations[name] = t["derive.percentile"].format(what=t[f"what.{what}"], n=fmt_grouped(n),
+                                                              which=t[f"which.{which}"], value=text)
+    fits = capacity.fits(weights, hw)
+    flags = {"capacity": not fits, "overloaded": fits and run.overloaded,
+             "unsettled": fits and not run.overloaded and not run.settled,
+             "memory_bound": fits and s["kv_policy"] == "contiguous-max" and limit < s["max_batch"]}
+    timeline = _timeline(drawn[s["policy"]], drawn[other], s, limit if s["kv_policy"] == "contiguous-max" else 0, t)
     return view(s, outputs, svg={"timeline": timeline}, flags=flags, derivations=derivations)
 
 
@@ -292,7 +389,7 @@ def _timeline(run: scheduler.Schedule, other: scheduler.Schedule, s: dict, limit
     axis_y = chart_bottom + 16
     height = axis_y + 22
 
-    parts = [svg.text(t["rows"], {"x": SIDE, "y": rows_label_y, "class": "svg-muted"})]
+    parts = [svg.text(t["rows"].format(n=n), {"x": SIDE, "y": rows_label_y, "class": "svg-muted"})]
     ticks = []
     for k in range(round(axis_end / step) + 1):
         tx = x(k * step)
@@ -349,12 +446,9 @@ def _timeline(run: scheduler.Schedule, other: scheduler.Schedule, s: dict, limit
         chart.append(svg.text(t["memory_cap"].format(limit=limit), {"x": SIDE + 2, "y": ly - 3,
                                                                      "class": "svg-muted"}))
     spoken = alt.sentence(s["lang"], t["alt.head"].format(n=n, policy=t[f"alt.{s['policy']}"]), [
-        t["alt.throughput"].format(value=fmt_sig(run.throughput_tokens_per_s)),
-        t["alt.latency"].format(p50=fmt_ms(run.latency_per_token_p50_s), p90=fmt_ms(run.latency_per_token_p90_s)),
         t["alt.batch"].format(mean=fmt_sig(run.mean_batch), cap=s["max_batch"]),
         t["alt.end"].format(end=fmt_sig(run.end_s)),
-        t["alt.other"].format(other=t[f"alt.{other.policy}"], value=fmt_sig(other.throughput_tokens_per_s),
-                              end=fmt_sig(other.end_s)),
+        t["alt.other"].format(other=t[f"alt.{other.policy}"], end=fmt_sig(other.end_s)),
     ])
     return svg.document(WIDTH, height, spoken, svg.text_node("title", t["timeline_label"]), *legend, *ticks, *rows,
                         *chart, *parts, css_class="batching-timeline")

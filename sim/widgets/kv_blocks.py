@@ -4,8 +4,13 @@ The physics and every convention are in sim/kv_layout.py: shares are averages ov
 of a trace preset (1,000 requests, seed 0), max_requests the requests that fit at once on average beside the whole
 checkpoint, each with its fixed recurrent state (FP32) apart from the KV. The memory map is one moment
 (kv_layout.snapshot): the first 8,192 slots of the KV pool, the trace's requests admitted in order while they fit,
-each at a seeded step of its output, drawn at one pixel per slot. The bar is the whole GPU with max_requests
-running. The table puts the four policies side by side on the same requests.
+each at a seeded step of its output, drawn at one pixel per slot. Under paging, two pictures of the same moment
+follow: request 1's block table (kv_layout.block_table: each logical block above the physical block it maps to,
+its first and last entries when it is long) and, when something is shared, copy-on-write: the sequences that share
+blocks side by side (request 1's samples, or the first requests behind a shared prefix), the same physical
+numbers down the columns they map, each block's refcount beneath, and the block where each parted and made its own
+copy. The bar is the whole GPU with max_requests running. The table puts the four policies side by side on the same
+requests.
 
 Like every widget with a model and a GPU it carries the shared capacity flag (sim/kit/capacity.py).
 """
@@ -21,6 +26,7 @@ from sim.display import fmt_bytes, fmt_grouped, fmt_share, fmt_sig
 from sim.kit import (
     Controls,
     Flag,
+    Panel,
     Range,
     Readout,
     Readouts,
@@ -84,7 +90,7 @@ TEXT = {
         "state.free": "空闲",
         "legend.item": "{label}：{slots}",
         "bar": "整张卡的显存，平均同时放得下的那么多请求在跑时",
-        "bar.title": "{gpu} 的 {gb} GB：跑 {requests} 个请求时",
+        "bar.title": "{gpu} 的 {memory} 显存：跑 {requests} 个请求时",
         "bar.label": "整卡显存条",
         "part.weights": "权重",
         "part.state": "递归状态",
@@ -111,6 +117,38 @@ TEXT = {
         "how.waste_contiguous": "每个序列平均预留 {reserved} 个、用不上 {never} 个槽",
         "how.saving": "{n} 个请求各自映射、不必复制的块 − 前缀自己存的那一份 = {saving}",
         "how.kv_per_request": "每步平均占 {slots} 个槽 × 每个 token {per_token} = {kv}",
+        "heading.blocks": "块表：逻辑块映射到哪个物理块",
+        "blocks": "同一刻第 1 个请求的块表：上面是逻辑块号，下面是它映射到的物理块号",
+        "blocks.label": "第 1 个请求的块表",
+        "blocks.title": "{blocks} 个逻辑块，块大小 {block}",
+        "blocks.alt": "第 1 个请求的块表，逻辑块 → 物理块，{blocks} 个逻辑块，块大小 {block}",
+        "blocks.more": "+{n}",
+        "blocks.none": "连续预留没有块表",
+        "blocks.entry": "{logical} → {physical}",
+        "blocks.entry_shared": "{logical} → {physical}（{refcount} 个序列共用）",
+        "blocks.entry_copied": "{logical} → {physical}（自己复制的 {copied} 个 token）",
+        "blocks.entry_last": "{logical} → {physical}（写了 {tokens} 个 token）",
+        "blocks.omitted": "中间 {n} 块略去",
+        "kind.shared": "共享块（×n：n 个序列映射它）",
+        "kind.copied": "写时复制：自己的一份",
+        "kind.own": "自己的块，写满了",
+        "kind.last": "自己的块，正在写",
+        "heading.cow": "写时复制：哪些块共享，谁复制了哪块",
+        "cow": "同一刻共享块的几个序列：同一列的物理块号相同，就是同一块显存",
+        "cow.label": "写时复制示意图",
+        "cow.title.samples": "第 1 个请求的 {samples} 份采样",
+        "cow.title.some_samples": "第 1 个请求：{samples} 份采样里的前 {shown} 份",
+        "cow.title.requests": "前 {shown} 个请求，同一段系统提示",
+        "cow.title.none": "这一刻没有哪块被几个序列共用",
+        "cow.row.sample": "第 {n} 份",
+        "cow.row.request": "请求 {n}",
+        "cow.logical": "逻辑块",
+        "cow.refcount": "引用数",
+        "cow.own_more": "+{n}",
+        "cow.more_key": "+n：后面还有 n 块它自己的",
+        "cow.alt.shared": "逻辑块 {first}–{last} 在每一行都是同样的物理块，每块 {refcount} 个序列共用",
+        "cow.alt.copy": "{row}把 {tokens} 个共享的 token 复制进物理块 {physical}",
+        "cow.alt.aligned": "共享部分正好在块边界结束，没有要复制的",
     },
     "en": {
         "title": "Where the KV cache lives: reserved contiguously, or paged",
@@ -156,7 +194,7 @@ TEXT = {
         "state.free": "Free",
         "legend.item": "{label}: {slots}",
         "bar": "The whole GPU's memory, with as many requests running as fit on average",
-        "bar.title": "{gpu} {gb} GB with {requests} requests running",
+        "bar.title": "{gpu}'s {memory} with {requests} requests running",
         "bar.label": "The whole GPU's memory",
         "part.weights": "Weights",
         "part.state": "Recurrent state",
@@ -185,6 +223,41 @@ TEXT = {
         "how.waste_contiguous": "per sequence, on average {reserved} slots reserved and {never} never used",
         "how.saving": "blocks {n} requests map instead of copying − the prefix's own copy = {saving}",
         "how.kv_per_request": "{slots} slots per step on average × {per_token} per token = {kv}",
+        "heading.blocks": "The block table: which physical block each logical block is",
+        "blocks": "Request 1's block table at the same moment: each logical block above the physical block it maps "
+                  "to",
+        "blocks.label": "Block table of request 1",
+        "blocks.title": "{blocks} logical blocks, block size {block}",
+        "blocks.alt": "Request 1's block table, logical block → physical block, {blocks} logical blocks, block size "
+                      "{block}",
+        "blocks.more": "+{n}",
+        "blocks.none": "Contiguous reservations have no block table",
+        "blocks.entry": "{logical} → {physical}",
+        "blocks.entry_shared": "{logical} → {physical} (mapped by {refcount} sequences)",
+        "blocks.entry_copied": "{logical} → {physical} ({copied} tokens it copied)",
+        "blocks.entry_last": "{logical} → {physical} ({tokens} tokens written)",
+        "blocks.omitted": "{n} blocks in between left out",
+        "kind.shared": "Shared (×n: n sequences map it)",
+        "kind.copied": "Copied on write: its own copy",
+        "kind.own": "Its own block, full",
+        "kind.last": "Its own block, being written",
+        "heading.cow": "Copy-on-write: which blocks are shared, and who copied which",
+        "cow": "Sequences sharing blocks at the same moment: the same physical number in a column is the same memory",
+        "cow.label": "Copy-on-write picture",
+        "cow.title.samples": "Request 1's {samples} samples",
+        "cow.title.some_samples": "Request 1: {shown} of its {samples} samples",
+        "cow.title.requests": "Requests 1–{shown}, one system prompt",
+        "cow.title.none": "No block is mapped by more than one sequence at this moment",
+        "cow.row.sample": "sample {n}",
+        "cow.row.request": "request {n}",
+        "cow.logical": "logical",
+        "cow.refcount": "refcount",
+        "cow.own_more": "+{n}",
+        "cow.more_key": "+n: that many more blocks of its own",
+        "cow.alt.shared": "logical blocks {first}–{last} are the same physical blocks in every row, each mapped by "
+                          "{refcount} sequences",
+        "cow.alt.copy": "{row} copied {tokens} shared tokens into physical block {physical}",
+        "cow.alt.aligned": "the shared part ends on a block boundary, so nothing is copied",
     },
 }
 
@@ -232,6 +305,8 @@ WIDGET = Widget(
         Flag("block_size_unused", tone="note"),
         Flag("sharing_unused", tone="note"),
         Svg("map", caption="map", label="map.label"),
+        Panel("block_table", "heading.blocks", Svg("blocks", caption="blocks", label="blocks.label")),
+        Panel("copy_on_write", "heading.cow", Svg("cow", caption="cow", label="cow.label")),
         Svg("bar", caption="bar", label="bar.label"),
         Svg("table", label="table.label"),
         Text("note"),
@@ -279,8 +354,11 @@ def render(state) -> dict:
         "capacity": not capacity.fits(weights, hw),
         "block_size_unused": contiguous,
         "sharing_unused": contiguous and (s["prefix_tokens"] > 0 or s["samples"] > 1),
+        "block_table": not contiguous,
+        "copy_on_write": not contiguous and (s["prefix_tokens"] > 0 or s["samples"] > 1),
     }
-    return view(s, outputs, svg={"map": memory_map(snap, s["lang"]), "bar": memory_bar(f, hw, s["lang"]),
+    pictures = {"blocks": block_table(snap, s["lang"]), "cow": copy_on_write(snap, s["lang"])}
+    return view(s, outputs, svg={"map": memory_map(snap, s["lang"]), **pictures, "bar": memory_bar(f, hw, s["lang"]),
                                  "table": policy_table(fits, m, hw, s, t)},
                 flags=flags, derivations=_derivations(f, m, hw, weights, t))
 
@@ -424,6 +502,188 @@ def _legend(items, top: float) -> tuple[list[str], float]:
     return out, (y + LEGEND_ROW_PX if items else top)
 
 
+# --- a block table, and copy-on-write -----------------------------------------------------------------------
+
+# Both pictures are drawn narrower than a phone's column (about 290 px at 375 px wide), so that they are never
+# scaled down there and their 11 px text stays 11 px (kv-blocks.css draws them at their own size).
+CELL_PX, BOX_PX = 42, 38  # a column of the pictures, and the box drawn in it
+TABLE_COLUMNS = 6  # block-table entries a row
+TABLE_HEAD, TABLE_TAIL = 8, 3  # entries drawn of a longer table: its first ones, then (after an ellipsis) its last
+COW_ROWS = 4  # sequences drawn in the copy-on-write picture
+COW_LABEL_PX, COW_MORE_PX = 64, 36  # the rows' names; the count of each row's own blocks after the drawn ones
+KIND_COLOURS = {"shared": palette.colour("shared"), "copied": palette.colour("copied"), "own": palette.colour("kv"),
+                "last": palette.colour("kv")}
+
+
+def _kind(e: kv_layout.TableEntry, block_size: int) -> str:
+    if e.refcount > 1:
+        return "shared"
+    if e.copied:
+        return "copied"
+    return "own" if e.tokens == block_size else "last"
+
+
+def _box(x: float, y: float, e: kv_layout.TableEntry, block_size: int, tip: str, inside: str = "") -> list[str]:
+    """One block as a box: its written share in its kind's colour over the grey of slots not written yet, or, with
+    text inside it, wholly in its kind's colour (so that the text keeps its contrast)."""
+    kind = _kind(e, block_size)
+    filled = BOX_PX * e.tokens / block_size if not inside else BOX_PX
+    out = [svg.element("rect", {"x": x, "y": y, "width": BOX_PX, "height": 20, "fill": COLOURS[kv_layout.RESERVED],
+                                "stroke": palette.colour("outline"), "stroke-width": 0.5,
+                                "data-logical": e.logical, "data-physical": e.physical, "data-refcount": e.refcount,
+                                "data-kind": kind},
+                       svg.text_node("title", tip)),
+           svg.element("rect", {"x": x, "y": y, "width": filled, "height": 20, "fill": KIND_COLOURS[kind]})]
+    if inside:
+        out.append(svg.text(inside, {"x": x + BOX_PX / 2, "y": y + 14, "class": "svg-value",
+                                     "text-anchor": "middle"}))
+    return out
+
+
+def _entry_words(e: kv_layout.TableEntry, block_size: int, t: dict) -> str:
+    words = {"logical": fmt_grouped(e.logical), "physical": fmt_grouped(e.physical), "refcount": e.refcount,
+             "copied": e.copied, "tokens": e.tokens}
+    kind = _kind(e, block_size)
+    key = {"shared": "blocks.entry_shared", "copied": "blocks.entry_copied", "last": "blocks.entry_last"}
+    return t[key.get(kind, "blocks.entry")].format(**words)
+
+
+def _key(kinds, y: float, t: dict) -> tuple[list[str], float]:
+    """A one-column legend of the kinds of block drawn; returns the markup and the y below it."""
+    out = []
+    for kind in kinds:
+        out.append(svg.element("rect", {"x": MAP_LEFT, "y": y, "width": 12, "height": 12, "fill": KIND_COLOURS[kind],
+                                        "stroke": palette.colour("outline"), "stroke-width": 0.5}))
+        out.append(svg.text(t["kind." + kind], {"x": MAP_LEFT + 16, "y": y + 11, "class": "svg-label"}))
+        y += 18
+    return out, y
+
+
+def _shown(n: int, head: int, tail: int) -> list[int | None]:
+    """Indices drawn of n entries: all of them, or the first `head`, None for the ones left out, the last `tail`."""
+    if n <= head + tail + 1:
+        return list(range(n))
+    return [*range(head), None, *range(n - tail, n)]
+
+
+def block_table(snap: kv_layout.Snapshot, lang: str) -> str:
+    """Request 1's block table at the snapshot: each logical block above the physical block it maps to, coloured
+    by what that block holds (shared, copied on write, its own full, its own being written)."""
+    t = TEXT[lang]
+    entries = kv_layout.block_table(snap, *HIGHLIGHT)
+    width = MAP_LEFT * 2 + TABLE_COLUMNS * CELL_PX
+    if not entries:
+        title = t["blocks.none"] if snap.policy != "paged" else t["map.empty"]
+        return svg.document(width, 28, title, svg.text(title, {"x": MAP_LEFT, "y": 18, "class": "svg-muted"}),
+                            css_class="kv-blocks")
+    b = snap.block_size
+    title = t["blocks.title"].format(blocks=fmt_grouped(len(entries)), block=b)
+    shapes = [svg.text(title, {"x": MAP_LEFT, "y": 17, "class": "svg-label"})]
+    parts = []
+    shown = _shown(len(entries), TABLE_HEAD, TABLE_TAIL)
+    for k, i in enumerate(shown):
+        row, col = divmod(k, TABLE_COLUMNS)
+        x, y = MAP_LEFT + col * CELL_PX, MAP_TOP + row * 54
+        if i is None:
+            left_out = len(entries) - TABLE_HEAD - TABLE_TAIL
+            shapes.append(svg.text("…", {"x": x + BOX_PX / 2, "y": y + 30, "class": "svg-label",
+                                         "text-anchor": "middle"}))
+            shapes.append(svg.text(t["blocks.more"].format(n=fmt_grouped(left_out)),
+                                   {"x": x + BOX_PX / 2, "y": y + 48, "class": "svg-muted", "text-anchor": "middle"}))
+            parts.append(t["blocks.omitted"].format(n=fmt_grouped(left_out)))
+            continue
+        e = entries[i]
+        words = _entry_words(e, b, t)
+        parts.append(words)
+        shapes.append(svg.text(fmt_grouped(e.logical), {"x": x + BOX_PX / 2, "y": y + 9, "class": "svg-muted",
+                                                        "text-anchor": "middle"}))
+        shapes += _box(x, y + 13, e, b, words, f"×{e.refcount}" if e.refcount > 1 else "")
+        shapes.append(svg.text(fmt_grouped(e.physical), {"x": x + BOX_PX / 2, "y": y + 48, "class": "svg-label",
+                                                         "text-anchor": "middle"}))
+    rows = -(-len(shown) // TABLE_COLUMNS)
+    kinds = [k for k in KIND_COLOURS if any(_kind(entries[i], b) == k for i in shown if i is not None)]
+    items, y = _key(kinds, MAP_TOP + rows * 54 + 8, t)
+    spoken = alt.sentence(lang, t["blocks.alt"].format(blocks=fmt_grouped(len(entries)), block=b), parts)
+    return svg.document(width, y + 4, spoken, svg.text_node("title", title), *shapes, *items, css_class="kv-blocks")
+
+
+def copy_on_write(snap: kv_layout.Snapshot, lang: str) -> str:
+    """The sequences that share blocks, one row each, their tables side by side: the blocks they map (the same
+    physical numbers down a column, with each block's refcount below), the block where each parted from the others
+    and made its own copy of the shared tokens in it, and how many blocks of its own follow."""
+    t = TEXT[lang]
+    first = snap.sequence(*HIGHLIGHT)
+    siblings = [p for p in snap.sequences if p.request == HIGHLIGHT[0]]
+    if len(siblings) > 1:  # parallel samples of request 1
+        rows = siblings[:COW_ROWS]
+        key = "cow.title.samples" if len(rows) == len(siblings) else "cow.title.some_samples"
+        title = t[key].format(samples=len(siblings), shown=len(rows))
+        names = [t["cow.row.sample"].format(n=p.sample + 1) for p in rows]
+    else:  # requests behind one shared prefix
+        rows = [p for p in snap.sequences if p.sample == 0][:COW_ROWS]
+        title = t["cow.title.requests"].format(shown=len(rows))
+        names = [t["cow.row.request"].format(n=p.request + 1) for p in rows]
+    tables = [kv_layout.block_table(snap, p.request, p.sample) for p in rows]
+    width = MAP_LEFT * 2 + COW_LABEL_PX + 4 * CELL_PX + COW_MORE_PX
+    if first is None or snap.policy != "paged" or not first.parted:
+        title = t["blocks.none"] if snap.policy != "paged" else t["cow.title.none"]
+        return svg.document(width, 28, title, svg.text(title, {"x": MAP_LEFT, "y": 18, "class": "svg-muted"}),
+                            css_class="kv-blocks")
+    b = snap.block_size
+    mapped = sum(1 for e in tables[0] if e.refcount > 1)  # its leading blocks are the shared ones
+    part = mapped  # the block it parted in: a copy when the parting token is not on a block boundary
+    cols = [*_shown(mapped, 1, 1), part] if mapped else [part]
+    x0 = MAP_LEFT + COW_LABEL_PX
+    head_y, top = MAP_TOP + 2, MAP_TOP + 10
+    shapes = [svg.text(title, {"x": MAP_LEFT, "y": 17, "class": "svg-label"}),
+              svg.text(t["cow.logical"], {"x": MAP_LEFT, "y": head_y, "class": "svg-muted"})]
+    for c, k in enumerate(cols):
+        x = x0 + c * CELL_PX + BOX_PX / 2
+        shapes.append(svg.text("…" if k is None else fmt_grouped(k), {"x": x, "y": head_y, "class": "svg-muted",
+                                                                       "text-anchor": "middle"}))
+    for r, (name, table) in enumerate(zip(names, tables)):
+        y = top + r * 26
+        shapes.append(svg.text(name, {"x": MAP_LEFT, "y": y + 14, "class": "svg-label"}))
+        for c, k in enumerate(cols):
+            x = x0 + c * CELL_PX
+            if k is None:
+                shapes.append(svg.text("…", {"x": x + BOX_PX / 2, "y": y + 14, "class": "svg-label",
+                                             "text-anchor": "middle"}))
+                continue
+            e = table[k]
+            shapes += _box(x, y, e, b, _entry_words(e, b, t), fmt_grouped(e.physical))
+        own = len(table) - part - 1
+        if own:
+            shapes.append(svg.text(t["cow.own_more"].format(n=fmt_grouped(own)),
+                                   {"x": x0 + len(cols) * CELL_PX + 2, "y": y + 14, "class": "svg-muted"}))
+    foot = top + len(rows) * 26 + 10
+    shapes.append(svg.text(t["cow.refcount"], {"x": MAP_LEFT, "y": foot, "class": "svg-muted"}))
+    for c, k in enumerate(cols):
+        if k is not None:
+            shapes.append(svg.text(f"×{tables[0][k].refcount}", {"x": x0 + c * CELL_PX + BOX_PX / 2, "y": foot,
+                                                                  "class": "svg-muted", "text-anchor": "middle"}))
+    parts = []
+    start = 0
+    for k in range(1, mapped + 1):  # runs of shared blocks with one refcount (the prefix's, then the prompt's)
+        if k == mapped or tables[0][k].refcount != tables[0][start].refcount:
+            parts.append(t["cow.alt.shared"].format(first=start, last=k - 1, refcount=tables[0][start].refcount))
+            start = k
+    if tables[0][part].copied:
+        parts += [t["cow.alt.copy"].format(row=name, tokens=table[part].copied,
+                                           physical=fmt_grouped(table[part].physical))
+                  for name, table in zip(names, tables)]
+    else:
+        parts.append(t["cow.alt.aligned"])
+    kinds = [k for k in ("shared", "copied", "own", "last")
+             if any(_kind(table[i], b) == k for table in tables for i in cols if i is not None)]
+    items, y = _key(kinds, foot + 10, t)
+    if any(len(table) > part + 1 for table in tables):
+        items.append(svg.text(t["cow.more_key"], {"x": MAP_LEFT, "y": y + 11, "class": "svg-muted"}))
+        y += 18
+    return svg.document(width, y + 4, alt.sentence(lang, title, parts), svg.text_node("title", title), *shapes,
+                        *items, css_class="kv-blocks")
+
+
 # --- the whole GPU -------------------------------------------------------------------------------------------
 
 def memory_bar(f: kv_layout.Fit, hw: presets.Hardware, lang: str) -> str:
@@ -437,7 +697,7 @@ def memory_bar(f: kv_layout.Fit, hw: presets.Hardware, lang: str) -> str:
              (kv_layout.FREE, max(0.0, f.left_bytes))]
     scale = ROW_SLOTS / hw.memory_bytes
     shapes, x = [], float(MAP_LEFT)
-    title = t["bar.title"].format(gpu=hw.short_name, gb=f"{hw.memory_bytes / 1e9:g}",
+    title = t["bar.title"].format(gpu=hw.short_name, memory=fmt_bytes(hw.memory_bytes),
                                   requests=fmt_grouped(f.max_requests))
     shapes.append(svg.text(title, {"x": MAP_LEFT, "y": 17, "class": "svg-label"}))
     for kind, size in parts:

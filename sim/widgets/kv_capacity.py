@@ -9,10 +9,10 @@ A preset fills the fields and uses its exact figures (the `weights_gb` field sho
 rounded to whole GB); a custom model is a plain transformer: every one of its `layers` keeps KV,
 there is no recurrent state, and its checkpoint is exactly weights_gb GB.
 
-Everything fits in the memory the engine may use: `memory_fraction` of the datasheet's (1.0, the lessons'
-convention; vLLM keeps 0.9 by default). The bar shows the rest as reserved. When the weights alone do not fit,
-the shared capacity flag (sim/kit/capacity.py) says how many GPUs they take, instead of the overflow flag,
-whose advice (a smaller batch) could not help.
+Everything fits in the memory the engine may use: `memory_fraction` of what the device reports (1.0, the lessons'
+convention; vLLM's default is presets.VLLM_MEMORY_FRACTION). The bar shows the rest as reserved. When the weights
+alone do not fit, the shared capacity flag (sim/kit/capacity.py) says how many GPUs they take, instead of the
+overflow flag, whose advice (a smaller batch) could not help.
 """
 
 from __future__ import annotations
@@ -254,9 +254,9 @@ def memory_bar(hw: presets.Hardware, usable: float, used: dict[str, float], lang
     anchor = "end" if capacity_x > width / 2 else "start"
     shapes.append(svg.element("line", {"x1": capacity_x, "y1": bar_y - 12, "x2": capacity_x, "y2": bar_y + bar_h + 6,
                                        "stroke": palette.colour("ink"), "stroke-width": 2, "stroke-dasharray": "4 3"}))
-    gb = f"{hw.memory_bytes / 1e9:g}"
+    gb = f"{hw.memory_bytes / 1e9:.2f}"  # as the readouts print it: 85.90 GB
     capacity = (t["bar.capacity"].format(gpu=hw.short_name, gb=gb) if reserved <= 0 else
-                t["bar.usable"].format(gpu=hw.short_name, usable=f"{usable / 1e9:g}", gb=gb))
+                t["bar.usable"].format(gpu=hw.short_name, usable=f"{usable / 1e9:.2f}", gb=gb))
     shapes.append(svg.text(capacity, {"x": capacity_x, "y": bar_y - 16, "text-anchor": anchor, "class": "svg-label"}))
 
     legend, lx, ly = [], float(left_x), bar_y + bar_h + 18

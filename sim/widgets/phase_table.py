@@ -11,7 +11,7 @@ note, like the derivation, the split.
 from __future__ import annotations
 
 from sim import model_size, presets, roofline, serving
-from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_share, fmt_sig
+from sim.display import fmt_bytes, fmt_duration, fmt_flops, fmt_grouped, fmt_ms, fmt_share, fmt_sig
 from sim.kit import Controls, Derivations, Flag, Range, Row, Table, Text, Widget, capacity, choices, output, view
 
 STATE_DTYPE = "fp32"
@@ -184,7 +184,7 @@ def render(state) -> dict:
         "prefill_ops": output(int(pre.mixed), _ops_words([pre], t)),
         "decode_ops": output(int(decode_mixed), _ops_words([first, last], t)),
         "prefill_ms": output(pre.time_s * 1e3, fmt_ms(pre.time_s)),
-        "decode_total_ms": output(run.time_s * 1e3, format_duration(run.time_s)),
+        "decode_total_ms": output(run.time_s * 1e3, fmt_duration(run.time_s)),
         "decode_ms_per_token": output(run.time_per_token_s * 1e3, fmt_ms(run.time_per_token_s)),
         "prefill_share": output(prefill_share, format_percent(prefill_share)),
         "decode_share": output(decode_share, format_percent(decode_share)),
@@ -192,7 +192,7 @@ def render(state) -> dict:
         "decode_mfu": output(decode_mfu, format_percent(decode_mfu)),
         "ttft_ms": output(pre.time_s * 1e3, f"TTFT = {fmt_ms(pre.time_s)}"),
         "tpot_ms": output(run.time_per_token_s * 1e3, f"TPOT = {fmt_ms(run.time_per_token_s)}"),
-        "request_ms": output(request_s * 1e3, format_duration(request_s)),
+        "request_ms": output(request_s * 1e3, fmt_duration(request_s)),
         "ridge": output(roofline.ridge_point(hw), f"{fmt_sig(roofline.ridge_point(hw))} FLOP/B"),
         **capacity.outputs(weights, hw),
     }
@@ -200,8 +200,8 @@ def render(state) -> dict:
     derivations = {
         "prefill_ms": _step_derivation(pre, hw, t),
         "decode_total_ms": t["steps"].format(n=fmt_grouped(n), p=fmt_grouped(p), a=fmt_ms(first.time_s),
-                                             b=fmt_ms(last.time_s), t=format_duration(run.time_s)),
-        "decode_ms_per_token": f"{format_duration(run.time_s)} ÷ {n:,} = {fmt_ms(run.time_per_token_s)}",
+                                             b=fmt_ms(last.time_s), t=fmt_duration(run.time_s)),
+        "decode_ms_per_token": f"{fmt_duration(run.time_s)} ÷ {n:,} = {fmt_ms(run.time_per_token_s)}",
         "prefill_intensity": f"{fmt_flops(pre.flops)} ÷ {fmt_bytes(pre.bytes)} = {fmt_sig(pre.intensity)} FLOP/B",
         "decode_intensity": f"Σ {fmt_flops(run.flops)} ÷ Σ {fmt_bytes(run.bytes)} = {fmt_sig(run.intensity)} FLOP/B",
         "prefill_bound": t["clause_sep"].join((
@@ -211,20 +211,20 @@ def render(state) -> dict:
                                     bound=_bound_words(pre.bound, pre.mixed, t)))),
         "decode_bound": t["clause_sep"].join((
             t["decode_ops_steps"].format(first=_op_times(first, t), last=_op_times(last, t)),
-            t["bound_share"].format(compute=format_duration(run.compute_bound_time_s),
-                                    total=format_duration(run.time_s),
+            t["bound_share"].format(compute=fmt_duration(run.compute_bound_time_s),
+                                    total=fmt_duration(run.time_s),
                                     share=fmt_share(run.compute_bound_time_s / run.time_s),
                                     bound=_bound_words(run.bound, decode_mixed, t)))),
         "prefill_share": t["share"].format(x=fmt_ms(pre.time_s), a=fmt_ms(pre.time_s),
-                                           b=format_duration(run.time_s), p=format_percent(prefill_share)),
-        "decode_share": t["share"].format(x=format_duration(run.time_s), a=fmt_ms(pre.time_s),
-                                          b=format_duration(run.time_s), p=format_percent(decode_share)),
+                                           b=fmt_duration(run.time_s), p=format_percent(prefill_share)),
+        "decode_share": t["share"].format(x=fmt_duration(run.time_s), a=fmt_ms(pre.time_s),
+                                          b=fmt_duration(run.time_s), p=format_percent(decode_share)),
         "prefill_mfu": t["mfu"].format(f=fmt_flops(pre.flops), t=fmt_ms(pre.time_s), pi=peak_t,
                                        p=format_percent(prefill_mfu)),
-        "decode_mfu": t["mfu"].format(f=fmt_flops(run.flops), t=format_duration(run.time_s), pi=peak_t,
+        "decode_mfu": t["mfu"].format(f=fmt_flops(run.flops), t=fmt_duration(run.time_s), pi=peak_t,
                                       p=format_percent(decode_mfu)),
         "request_ms": f"TTFT + {n:,} × TPOT = {fmt_ms(pre.time_s)} + {n:,} × {fmt_ms(run.time_per_token_s)} "
-                      f"= {format_duration(request_s)}",
+                      f"= {fmt_duration(request_s)}",
         "ridge": f"{hw.peak_flops_per_s / 1e12:g} TFLOP/s ÷ {hw.bandwidth_bytes_per_s / 1e12:g} TB/s "
                  f"= {fmt_sig(roofline.ridge_point(hw))} FLOP/B",
     }
@@ -269,11 +269,6 @@ def _step_derivation(e: roofline.Estimate, hw: presets.Hardware, t: dict) -> str
     return (" + ".join(terms) + " = " + " + ".join(fmt_ms(op.time_s) for op in e.ops) + f" = {fmt_ms(e.time_s)}"
             + t["overlapped"].format(compute=fmt_ms(e.compute_time_s), memory=fmt_ms(e.memory_time_s),
                                      time=fmt_ms(e.overlapped_time_s)))
-
-
-def format_duration(seconds: float) -> str:
-    """Milliseconds below a second (15.39 ms), seconds above (7.70 s)."""
-    return f"{seconds:,.2f} s" if seconds >= 1 else fmt_ms(seconds)
 
 
 def format_percent(x: float) -> str:

@@ -74,7 +74,8 @@ TEXT = {
         "kv_rows": "{rows} × {row} B（KV）",
         "state_once": "{state} B（递归状态）",
         "state_twice": "2 × {state} B（状态读出再写回）",
-        "pre_flops": "2 × {n} × {t} + {attn} × {pairs}（因果注意力）= {f} FLOP = {fmt}",
+        "pre_flops": "2 × {n} × {t} + 2 × {head}（LM head 只算最后一个位置）+ {attn} × {pairs}（因果注意力）"
+                     "= {f} FLOP = {fmt}",
         "dec_flops": "2 × {n} + {attn} × {ctx}（对 {ctx} 个缓存 token 的注意力）= {f} FLOP = {fmt}",
         "logits": "{vocab} 个 logits × {lb} 字节（FP32）= {b} B = {fmt}",
         "lm_head": "LM head 2 × {vocab} × {hidden} = {f} FLOP，已计入「算 1 个 token」；"
@@ -145,7 +146,8 @@ TEXT = {
         "kv_rows": "{rows} × {row} B (KV)",
         "state_once": "{state} B (recurrent state)",
         "state_twice": "2 × {state} B (state read and written back)",
-        "pre_flops": "2 × {n} × {t} + {attn} × {pairs} (causal attention) = {f} FLOP = {fmt}",
+        "pre_flops": "2 × {n} × {t} + 2 × {head} (LM head, last position only) + {attn} × {pairs} (causal attention) "
+                     "= {f} FLOP = {fmt}",
         "dec_flops": "2 × {n} + {attn} × {ctx} (attention over {ctx} cached tokens) = {f} FLOP = {fmt}",
         "logits": "{vocab} logits × {lb} bytes (FP32) = {b} B = {fmt}",
         "lm_head": "LM head 2 × {vocab} × {hidden} = {f} FLOP, counted in “Compute 1 token”; picking only "
@@ -261,8 +263,9 @@ def _prefill_text(f: _Facts) -> dict:
     if f.state:
         parts.append(t["state_once"].format(state=fmt_grouped(f.state)))
     flops_how = t["pre_flops"].format(
-        n=fmt_grouped(model_size.matmul_params(f.m)), t=f.tokens,
-        attn=fmt_grouped(cache.attention_flops_per_cached_token(f.m)), pairs=f.tokens * (f.tokens + 1) // 2,
+        n=fmt_grouped(model_size.matmul_params(f.m) - model_size.lm_head_params(f.m)), t=f.tokens,
+        head=fmt_grouped(model_size.lm_head_params(f.m)), attn=fmt_grouped(cache.attention_flops_per_cached_token(f.m)),
+        pairs=f.tokens * (f.tokens + 1) // 2,
         f=fmt_grouped(stage.flops), fmt=fmt_flops(stage.flops))
     note = f.note("prefill", t=f.tokens, next=f.example.next_word, weights=fmt_bytes(f.stages["read-weights"].bytes),
                   flops=fmt_flops(stage.flops), bytes=fmt_bytes(stage.bytes), ms=fmt_ms(stage.time_s),

@@ -166,7 +166,7 @@ def render(state) -> dict:
     s = WIDGET.coerce(state)
     t = TEXT[s["lang"]]
     hw, m = choices.gpu(s), presets.model(s["model"])
-    datasheet = presets.hardware(s["hardware"])
+    reported = presets.hardware(s["hardware"])
     pre = roofline.prefill(m, hw, tokens=s["T"], state_dtype=s["state_dtype"])
     dec = roofline.decode(m, hw, batch=s["B"], context=s["context"], state_dtype=s["state_dtype"])
     fits = memory.max_batch(m, hw, context=s["context"], state_dtype=s["state_dtype"])
@@ -212,8 +212,8 @@ def render(state) -> dict:
         "intensity": output(dec.intensity, both(lambda e: f"{fmt_sig(e.intensity)} FLOP/B")),
     }
     usable = fmt_bytes(hw.memory_bytes)
-    if hw.memory_bytes != datasheet.memory_bytes:
-        usable = f"{s['memory_fraction']:g} × {fmt_bytes(datasheet.memory_bytes)}"
+    if hw.memory_bytes != reported.memory_bytes:
+        usable = f"{s['memory_fraction']:g} × {fmt_bytes(reported.memory_bytes)}"
     per_b = matmuls.flops / s["B"]
     derivations = {
         "prefill_ms": _sum_derivation(pre, peak, bandwidth, t),

@@ -22,7 +22,7 @@ def test_page_reads_before_python_and_becomes_ready(site_page, server):
     site_page.goto(server.url(LESSON))
     widget = site_page.locator(f"#{ID}")
     expect(widget.locator('output[name="total_tokens_per_s"]')).to_have_text("1,542 tok/s")
-    expect(widget.locator('.widget-table tr[data-batch="58"] th .warn')).to_have_text("58（上限）")
+    expect(widget.locator('.widget-table tr[data-batch="71"] th .warn')).to_have_text("71（上限）")
     show_figures(widget)
     expect(widget).to_have_attribute("data-state", "ready", timeout=60_000)
     expect(widget.locator('input[name="B"]')).to_be_enabled()
@@ -50,15 +50,15 @@ def test_moving_b_changes_both_throughputs(site_page, server):
 def test_pushing_b_past_the_memory_limit_raises_the_flag(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), ID)
     flag = widget.locator('[data-flag="over_capacity"]')
-    widget.locator('input[name="B"]').fill("58")
-    wait_for_output(widget, "total_tokens_per_s", 2303.87)
+    widget.locator('input[name="B"]').fill("71")  # 71 fit in the 85.52 GB an H100 reports
+    wait_for_output(widget, "total_tokens_per_s", 2592.29)
     expect(flag).to_be_hidden()
-    widget.locator('input[name="B"]').fill("59")
-    wait_for_output(widget, "total_tokens_per_s", cpython_view(ID, {"B": 59})["outputs"]["total_tokens_per_s"]["value"])
+    widget.locator('input[name="B"]').fill("72")
+    wait_for_output(widget, "total_tokens_per_s", cpython_view(ID, {"B": 72})["outputs"]["total_tokens_per_s"]["value"])
     expect(flag).to_be_visible()
     # A shorter context frees memory: at 1,024 tokens many more requests fit and the flag goes away.
     widget.locator('input[name="context"]').fill("1024")
-    wait_for_output(widget, "max_batch", cpython_view(ID, {"B": 59, "context": 1024})["outputs"]["max_batch"]["value"])
+    wait_for_output(widget, "max_batch", cpython_view(ID, {"B": 72, "context": 1024})["outputs"]["max_batch"]["value"])
     expect(flag).to_be_hidden()
 
 
@@ -100,10 +100,10 @@ def test_switching_to_an_a100_shows_the_compute_bound_band(site_page, server):
 
 def test_memory_fraction_changes_the_limit(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), ID)
-    expect(widget.locator('output[name="max_batch"]')).to_have_text("58")
+    expect(widget.locator('output[name="max_batch"]')).to_have_text("71")
     widget.locator('input[name="memory_fraction"]').fill("0.9")
-    wait_for_output(widget, "max_batch", 39)
-    expect(widget.locator('.widget-table tr[data-batch="39"] th .warn')).to_have_text("39（上限）")
+    wait_for_output(widget, "max_batch", 51)
+    expect(widget.locator('.widget-table tr[data-batch="51"] th .warn')).to_have_text("51（上限）")
     site_page.wait_for_function("() => location.search.includes('batch-throughput.memory_fraction=0.9')")
     # Less than the checkpoint: the capacity flag says how many GPUs the weights need.
     flag = widget.locator('[data-flag="capacity"]')
@@ -116,7 +116,7 @@ def test_memory_fraction_changes_the_limit(site_page, server):
 
 
 @pytest.mark.parametrize("state", [
-    {"B": 58, "context": 4096},
+    {"B": 71, "context": 4096},
     {"B": 200, "context": 16, "hardware": "a100-sxm-80gb", "model": "llama-2-7b"},
     {"B": 3, "context": 131072, "model": "llama-2-7b", "state_dtype": "bf16"},
     {"B": 150, "memory_fraction": 0.9, "compute_efficiency": 0.5, "bandwidth_efficiency": 0.8},

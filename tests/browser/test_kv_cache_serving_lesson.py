@@ -24,44 +24,61 @@ def lesson_view(page, widget_id: str, **changes) -> dict:
     return cpython_view(data["widget"], {**data["state"], **changes})
 
 
-def test_batching_timeline_switches_policy_and_rate_as_cpython_does(site_page, server):
+def test_batching_timeline_switches_policy_rate_and_kv_memory_as_cpython_does(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), "batching-timeline")
     static = lesson_view(site_page, "batching-timeline")
     # The page reads before Python: the lesson's scenario, static batching, pre-rendered.
-    expect(widget.locator('output[name="throughput_tokens_per_s"]').first).to_have_text(
-        static["outputs"]["throughput_tokens_per_s"]["text"])
-    expect(widget.locator('output[name="continuous_gain"]').first).to_have_text("1.56×")
+    for name in ("capacity_per_s", "ttft_p90_ms", "goodput_per_s", "capacity_gain"):
+        expect(widget.locator(f'output[name="{name}"]').first).to_have_text(static["outputs"][name]["text"])
+    expect(widget.locator('output[name="capacity_gain"]').first).to_have_text("1.89×")
     timeline = widget.locator('[data-svg="timeline"]')
     assert timeline.locator('rect[data-kind="held"]').count() > 0  # finished members held until the batch ends
 
     widget.locator('input[name="batching-timeline-policy"][value="continuous"]').check(force=True)
     continuous = lesson_view(site_page, "batching-timeline", policy="continuous")
-    wait_for_output(widget, "throughput_tokens_per_s", continuous["outputs"]["throughput_tokens_per_s"]["value"])
-    expect(widget.locator('output[name="latency_per_token_p90_ms"]').first).to_have_text(
-        continuous["outputs"]["latency_per_token_p90_ms"]["text"])
+    wait_for_output(widget, "ttft_p90_ms", continuous["outputs"]["ttft_p90_ms"]["value"])
+    expect(widget.locator('output[name="tpot_p50_ms"]').first).to_have_text(
+        continuous["outputs"]["tpot_p50_ms"]["text"])
     expect(timeline.locator('rect[data-kind="held"]')).to_have_count(0)  # returned as soon as each is done
-    assert continuous["outputs"]["throughput_tokens_per_s"]["value"] > static["outputs"]["throughput_tokens_per_s"]["value"]
+    assert continuous["outputs"]["ttft_p90_ms"]["value"] < static["outputs"]["ttft_p90_ms"]["value"] / 10
     assert browser_view(site_page, "batching-timeline") == continuous
 
-    # Light load: both keep up with the arrivals, and the gain all but vanishes.
-    widget.locator('input[name="rate"]').fill("1")
-    light = lesson_view(site_page, "batching-timeline", policy="continuous", rate=1)
-    wait_for_output(widget, "continuous_gain", light["outputs"]["continuous_gain"]["value"])
-    assert light["outputs"]["continuous_gain"]["text"] == "1.01×"
-    assert browser_view(site_page, "batching-timeline") == light
-    site_page.wait_for_function("() => location.search.includes('batching-timeline.rate=1')")
+    # Past static batching's capacity: static says overloaded and shows no percentile.
+    widget.locator('input[name="batching-timeline-policy"][value="static"]').check(force=True)
+    widget.locator('input[name="rate"]').fill("12")
+    overloaded = lesson_view(site_page, "batching-timeline", rate=12)
+    expect(widget.locator('[data-flag="overloaded"]')).to_be_visible()
+    expect(widget.locator('output[name="ttft_p90_ms"]').first).to_have_text(overloaded["outputs"]["ttft_p90_ms"]["text"])
+    assert browser_view(site_page, "batching-timeline") == overloaded
+    site_page.wait_for_function("() => location.search.includes('batching-timeline.rate=12')")
+
+    # Paged KV, Qwen3-32B on the chat-like trace at 4 req/s: Python answers as CPython does.
+    widget.locator('input[name="batching-timeline-policy"][value="continuous"]').check(force=True)
+    widget.locator('input[name="batching-timeline-trace"][value="chat"]').check(force=True)
+    widget.locator('select[name="model"]').select_option("qwen3-32b")
+    widget.locator('input[name="max_batch"]').fill("256")
+    widget.locator('input[name="rate"]').fill("4")
+    widget.locator('select[name="kv_policy"]').select_option("paged")
+    paged = lesson_view(site_page, "batching-timeline", policy="continuous", trace="chat", model="qwen3-32b",
+                        max_batch=256, rate=4, kv_policy="paged")
+    assert not paged["flags"]["overloaded"]
+    wait_for_output(widget, "capacity_per_s", paged["outputs"]["capacity_per_s"]["value"])
+    expect(widget.locator('[data-flag="overloaded"]')).to_be_hidden()
+    assert browser_view(site_page, "batching-timeline") == paged
 
 
 def test_kv_blocks_pages_the_kv_and_the_formula_follows(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), "kv-blocks")
     expect(widget.locator('output[name="token_share"]').first).to_have_text("15.6%")
-    expect(widget.locator('output[name="max_requests"]').first).to_have_text("85")
+    at_max = lesson_view(site_page, "kv-blocks")  # the requests that fit move with the preset's memory
+    expect(widget.locator('output[name="max_requests"]').first).to_have_text(at_max["outputs"]["max_requests"]["text"])
     mapped = widget.locator('[data-svg="map"]')
     expect(mapped.locator('path[data-state="never-used"]')).to_have_count(1)
 
     widget.locator('input[name="kv-blocks-policy"][value="paged"]').check(force=True)
     paged = lesson_view(site_page, "kv-blocks", policy="paged")
-    wait_for_output(widget, "max_requests", 141)
+    wait_for_output(widget, "max_requests", paged["outputs"]["max_requests"]["value"])
+    assert paged["outputs"]["max_requests"]["value"] > at_max["outputs"]["max_requests"]["value"]
     expect(widget.locator('output[name="token_share"]').first).to_have_text("97.7%")
     expect(widget.locator('output[name="waste_per_request_tokens"]').first).to_contain_text("7.5")
     expect(widget.locator('.widget-table tr.current')).to_have_attribute("data-policy", "paged")
@@ -88,18 +105,51 @@ def test_a_shared_prefix_is_stored_once_under_paging(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), "kv-blocks")
     widget.locator('input[name="kv-blocks-policy"][value="paged"]').check(force=True)
     widget.locator('select[name="model"]').select_option("qwen3-32b")
-    wait_for_output(widget, "max_requests", 168)
+    alone = lesson_view(site_page, "kv-blocks", policy="paged", model="qwen3-32b")
+    wait_for_output(widget, "max_requests", alone["outputs"]["max_requests"]["value"])
     expect(widget.locator('[data-svg="map"] path[data-state="shared"]')).to_have_count(0)
     widget.locator('input[name="prefix_tokens"]').fill("341")
     shared = lesson_view(site_page, "kv-blocks", policy="paged", model="qwen3-32b", prefix_tokens=341)
-    wait_for_output(widget, "max_requests", 165)
-    expect(widget.locator('output[name="shared_saving_bytes"]').first).to_have_text("14.45 GB")
+    wait_for_output(widget, "max_requests", shared["outputs"]["max_requests"]["value"])
+    expect(widget.locator('output[name="shared_saving_bytes"]').first).to_have_text(
+        shared["outputs"]["shared_saving_bytes"]["text"])
+    assert shared["outputs"]["shared_saving_bytes"]["value"] > 10  # GB: the prefix's blocks, stored once
     expect(widget.locator('[data-svg="map"] path[data-state="shared"]')).to_have_count(1)
     assert browser_view(site_page, "kv-blocks") == shared
     # Contiguous reservations cannot share: the note says so, and nothing is saved.
     widget.locator('input[name="kv-blocks-policy"][value="contiguous-oracle"]').check(force=True)
     wait_for_output(widget, "shared_saving_bytes", 0)
     expect(widget.locator('[data-flag="sharing_unused"]')).to_be_visible()
+
+
+def test_paging_draws_request_ones_block_table_and_copy_on_write(site_page, server):
+    widget = open_ready(site_page, server.url(LESSON), "kv-blocks")
+    table, cow = widget.locator('[data-flag="block_table"]'), widget.locator('[data-flag="copy_on_write"]')
+    expect(table).to_be_hidden()  # contiguous reservations have no block table
+    expect(cow).to_be_hidden()
+    widget.locator('input[name="kv-blocks-policy"][value="paged"]').check(force=True)
+    paged = lesson_view(site_page, "kv-blocks", policy="paged")
+    wait_for_output(widget, "max_requests", paged["outputs"]["max_requests"]["value"])
+    expect(table).to_be_visible()
+    expect(cow).to_be_hidden()  # nothing shared yet
+    drawn = table.locator('[data-svg="blocks"] rect[data-logical]')
+    expect(drawn).to_have_count(paged["svg"]["blocks"].count("data-logical="))
+    assert browser_view(site_page, "kv-blocks")["svg"]["blocks"] == paged["svg"]["blocks"]
+
+    widget.locator('input[name="samples"]').fill("4")
+    four = lesson_view(site_page, "kv-blocks", policy="paged", samples=4)
+    wait_for_output(widget, "max_requests", four["outputs"]["max_requests"]["value"])
+    expect(cow).to_be_visible()
+    copies = cow.locator('[data-svg="cow"] rect[data-kind="copied"]')
+    expect(copies).to_have_count(4)  # one per sample, each its own physical block
+    assert len({copies.nth(k).get_attribute("data-physical") for k in range(4)}) == 4
+    assert browser_view(site_page, "kv-blocks") == four
+
+    # On a phone both pictures shrink to the column instead of scrolling sideways.
+    site_page.set_viewport_size({"width": 375, "height": 812})
+    for name in ("blocks", "cow"):
+        frame = widget.locator(f'[data-svg="{name}"]').locator("xpath=ancestor::div[@data-scroll][1]")
+        assert frame.evaluate("el => el.scrollWidth <= el.clientWidth"), name
 
 
 def test_predictions_are_graded_right_and_a_named_mistake_wrong(site_page, server):

@@ -43,12 +43,12 @@ def test_batch_past_capacity_raises_the_overflow_flag(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), ID)
     flag = widget.locator('[data-flag="overflow"]')
     expect(flag).to_be_hidden()
-    widget.locator('input[name="batch"]').fill("62")  # 61 requests of 2,048 tokens fit beside Llama-2-7B
-    wait_for_output(widget, "max_batch", 61)
+    widget.locator('input[name="batch"]').fill("68")  # 67 requests of 2,048 tokens fit beside Llama-2-7B
+    wait_for_output(widget, "max_batch", 67)
     expect(flag).to_be_visible()
     expect(widget.locator('[data-svg="memory"]')).to_contain_text("超出")
-    assert browser_view(site_page, ID) == cpython_view("kv-capacity", {"batch": 62})
-    widget.locator('input[name="batch"]').fill("61")
+    assert browser_view(site_page, ID) == cpython_view("kv-capacity", {"batch": 68})
+    widget.locator('input[name="batch"]').fill("67")
     expect(flag).to_be_hidden()
 
 
@@ -60,9 +60,9 @@ def test_fp8_kv_halves_the_cache(site_page, server):
 
 
 @pytest.mark.parametrize("state, flag", [
-    ({"model": "qwen3.8-27b", "hardware": "h100-sxm", "tokens": 4096, "batch": 59}, "overflow"),
+    ({"model": "qwen3.8-27b", "hardware": "h100-sxm", "tokens": 4096, "batch": 72}, "overflow"),
     ({"model": "custom", "layers": 80, "kv_heads": 8, "head_dim": 128, "weights_gb": 140, "tokens": 8192}, "capacity"),
-    ({"model": "qwen3.8-27b", "hardware": "h100-sxm", "tokens": 4096, "batch": 40, "memory_fraction": 0.9}, "overflow"),
+    ({"model": "qwen3.8-27b", "hardware": "h100-sxm", "tokens": 4096, "batch": 52, "memory_fraction": 0.9}, "overflow"),
 ])
 def test_link_restores_a_scenario(site_page, server, state, flag):
     query = "&".join(f"{ID}.{k}={v}" for k, v in state.items())
@@ -81,12 +81,12 @@ def test_memory_fraction_shrinks_what_fits_and_shows_the_reserved_share(site_pag
     widget = open_ready(site_page, server.url(LESSON), ID)
     bar = widget.locator('[data-svg="memory"]')
     expect(bar.locator('rect[data-kind="reserved"]')).to_have_count(0)
-    wait_for_output(widget, "max_batch", 61)
+    wait_for_output(widget, "max_batch", 67)
     widget.locator('input[name="memory_fraction"]').fill("0.9")
-    wait_for_output(widget, "max_batch", 54)  # floor((72 GB - 13.48 GB) / 1.074 GB)
-    expect(widget.locator('output[name="usable_memory"]').first).to_have_text("72.00 GB")
+    wait_for_output(widget, "max_batch", 59)  # floor((77.31 GB - 13.48 GB) / 1.074 GB)
+    expect(widget.locator('output[name="usable_memory"]').first).to_have_text("77.31 GB")
     expect(bar.locator('rect[data-kind="reserved"]')).to_have_count(1)
-    expect(bar).to_contain_text("A100 可用 72 GB（共 80 GB）")
+    expect(bar).to_contain_text("A100 可用 77.31 GB（共 85.90 GB）")
     expect(bar).to_contain_text("预留（引擎不用）")
     assert browser_view(site_page, ID) == cpython_view("kv-capacity", {"memory_fraction": 0.9})
     site_page.wait_for_function("() => location.search.includes('kv-capacity.memory_fraction=0.9')")

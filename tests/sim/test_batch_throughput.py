@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from sim import kit, widgets
+from sim import kit, presets, widgets
 from sim.widgets import batch_throughput
 from tests.sim.test_widgets import check_view
 
@@ -56,33 +56,42 @@ def test_step_time_is_the_sum_over_operations_with_the_overlapped_bound_beside()
     assert "矩阵乘强度 32.0 FLOP/B ≤ 拐点 295 FLOP/B → 带宽受限（15.30 ms）" in view["derivations"]["bound"]
 
 
-def test_58_requests_fit_and_59_do_not():
+def test_71_requests_fit_and_72_do_not():
+    # The reference's batch of 58 (what fits on the datasheet's 80 x 10^9 B) fits with room to spare.
     at = render(ANCHOR_4096)
-    assert at["outputs"]["max_batch"]["value"] == 58
+    assert at["outputs"]["max_batch"]["value"] == 71
     assert at["outputs"]["total_tokens_per_s"] == {"value": 2303.87, "text": "2,304 tok/s"}
     assert not at["flags"]["over_capacity"]
-    assert render({**ANCHOR_4096, "B": 59})["flags"]["over_capacity"]
-    # (80 GB - 55,562,855,904 B resident) / (4,096 x 65,536 + 150,994,944) B per request = 58.3
-    assert at["derivations"]["max_batch"] == "⌊(80.00 GB − 55.56 GB) ÷ 419.4 MB⌋ = 58"
+    # (85,520,809,984 B as the H100 reports it, 81,559 MiB - 55,562,855,904 B resident)
+    # / (4,096 x 65,536 + 150,994,944) B per request = 29,957,954,080 / 419,430,400 = 71.4
+    assert at["derivations"]["max_batch"] == "⌊(85.52 GB − 55.56 GB) ÷ 419.4 MB⌋ = 71"
+    # 71 / ((51,247,879,168 + 71 x 570,490,880) B / 3.35 TB/s) = 71 / 27.389 ms = 2,592.29 tok/s
+    full = render({**ANCHOR_4096, "B": 71})
+    assert full["outputs"]["total_tokens_per_s"] == {"value": 2592.29, "text": "2,592 tok/s"}
+    assert not full["flags"]["over_capacity"]
+    assert render({**ANCHOR_4096, "B": 72})["flags"]["over_capacity"]
 
 
 def test_table_replaces_the_illustrative_one_with_computed_figures():
     rows = table_rows(render({}))
-    assert list(rows) == ["1", "8", "32", "58（上限）", "64", "128", "256"]
+    assert list(rows) == ["1", "8", "32", "64", "71（上限）", "128", "256"]
     # B = 1: 1 / 15.468 ms = 64.6 tok/s; B = 256: 256 / 58.89 ms = 4,347 tok/s, 17.0 each
     assert rows["1"] == ["64.6", "64.6", "15.47 ms", "放得下", "带宽受限"]
-    assert rows["58（上限）"][:2] == ["2,304", "39.7"]
+    # B = 71: 71 / 27.389 ms = 2,592 tok/s, 36.5 each
+    assert rows["71（上限）"][:2] == ["2,592", "36.5"]
     # B = 256 < 296: on an H100 even the weight matmuls are still memory-bound
     assert rows["256"] == ["4,347", "17.0", "58.89 ms", "放不下", "带宽受限"]
-    assert rows["64"][3] == "放不下"
+    # 64 requests fit below the limit of 71; 128 do not
+    assert rows["64"][3] == "放得下"
+    assert rows["128"][3] == "放不下"
 
 
 def test_figure_marks_the_memory_limit_and_cuts_the_curves_there():
     figure = render({})["figures"]["throughput"]
     solid = [trace for trace in figure["data"] if trace.get("line", {}).get("dash") == "solid"]
     dotted = [trace for trace in figure["data"] if trace.get("line", {}).get("dash") == "dot"]
-    assert [t["x"][-1] for t in solid] == [58, 58]
-    assert [(t["x"][0], t["x"][-1]) for t in dotted] == [(58, 256), (58, 256)]
+    assert [t["x"][-1] for t in solid] == [71, 71]
+    assert [(t["x"][0], t["x"][-1]) for t in dotted] == [(71, 256), (71, 256)]
     assert any("显存放不下" in a["text"] for a in figure["layout"]["annotations"])
     line = [s for s in figure["layout"]["shapes"] if s["type"] == "line"]
     assert len(line) == 1 and 0 < line[0]["x0"] < 1
@@ -144,10 +153,10 @@ def test_band_shows_on_an_h200_at_207():
 
 
 def test_on_an_h100_the_critical_batch_is_beyond_the_plot_and_memory():
-    # H100 ridge 989.5 / 3.35 = 295.37 FLOP/B -> 296 > 256 plotted; 58 requests fit at 4,096 tokens
+    # H100 ridge 989.5 / 3.35 = 295.37 FLOP/B -> 296 > 256 plotted; 71 requests fit at 4,096 tokens
     view = render({})
     assert view["outputs"]["critical_batch"] == {"value": 296, "text": "296"}
-    assert view["outputs"]["critical_where"] == {"value": 0, "text": "超出图的范围（B ≤ 256）；而显存只放得下 58 个请求"}
+    assert view["outputs"]["critical_where"] == {"value": 0, "text": "超出图的范围（B ≤ 256）；而显存只放得下 71 个请求"}
     assert COMPUTE_BAND not in bands(view)
     assert "权重矩阵乘算力受限：B ≥ 296 →" in annotations(view)
     assert view["derivations"]["critical_batch"].endswith("拐点 295.4 FLOP/B → B ≥ 296")
@@ -163,40 +172,55 @@ def test_efficiencies_move_the_ridge_and_the_step():
     # Half the bandwidth: (51,247,879,168 + 32 x 570,490,880) B / 1.675 TB/s = 41.4947 ms, twice the default.
     half_bandwidth = render({"bandwidth_efficiency": 0.5})
     assert half_bandwidth["outputs"]["step_ms"] == {"value": 41.4947, "text": "41.49 ms"}
-    assert half_bandwidth["outputs"]["max_batch"]["value"] == 58
+    assert half_bandwidth["outputs"]["max_batch"]["value"] == 71  # bandwidth does not change what fits
     assert "1.675 TB/s" in half_bandwidth["derivations"]["step_ms"]
 
 
 def test_memory_fraction_lowers_the_limit():
-    # (0.9 x 80e9 - 55,562,855,904) B / 419,430,400 B per request = 39.2 -> 39 (vLLM's default share)
-    view = render({**ANCHOR_4096, "memory_fraction": 0.9, "B": 39})
-    assert view["outputs"]["max_batch"] == {"value": 39, "text": "39"}
-    assert view["derivations"]["max_batch"] == "⌊(0.9 × 80.00 GB − 55.56 GB) ÷ 419.4 MB⌋ = 39"
+    # (0.9 x 85,520,809,984 - 55,562,855,904) B / 419,430,400 B per request
+    # = 21,405,873,081.6 / 419,430,400 = 51.04 -> 51 (vLLM's share up to v0.20)
+    view = render({**ANCHOR_4096, "memory_fraction": 0.9, "B": 51})
+    assert view["outputs"]["max_batch"] == {"value": 51, "text": "51"}
+    assert view["derivations"]["max_batch"] == "⌊(0.9 × 85.52 GB − 55.56 GB) ÷ 419.4 MB⌋ = 51"
     assert not view["flags"]["over_capacity"]
-    assert "39（上限）" in table_rows(view)
-    assert render({**ANCHOR_4096, "memory_fraction": 0.9, "B": 40})["flags"]["over_capacity"]
+    assert "51（上限）" in table_rows(view)
+    assert render({**ANCHOR_4096, "memory_fraction": 0.9, "B": 52})["flags"]["over_capacity"]
     assert render({**ANCHOR_4096, "memory_fraction": 0.9})["outputs"]["total_tokens_per_s"]["text"] == "2,304 tok/s"
+    # vLLM's default share now, 0.92: (0.92 x 85,520,809,984 - 55,562,855,904) / 419,430,400 = 55.11 -> 55
+    assert presets.VLLM_MEMORY_FRACTION == 0.92
+    vllm = render({**ANCHOR_4096, "memory_fraction": presets.VLLM_MEMORY_FRACTION, "B": 55})
+    assert vllm["outputs"]["max_batch"] == {"value": 55, "text": "55"}
+    assert vllm["derivations"]["max_batch"] == "⌊(0.92 × 85.52 GB − 55.56 GB) ÷ 419.4 MB⌋ = 55"
+    assert render({**ANCHOR_4096, "memory_fraction": 0.92, "B": 56})["flags"]["over_capacity"]
 
 
 def test_capacity_flag_when_the_weights_alone_do_not_fit():
-    # 0.69 x 80 GB = 55.2 GB < 55.56 GB of checkpoint; 0.70 x 80 GB = 56 GB holds it and one request
-    # ((56e9 - 55,562,855,904) / 419,430,400 = 1.04).
-    short = render({"memory_fraction": 0.69})
+    # Of the 85,520,809,984 B the H100 reports: 0.64 x that = 54.73 GB < 55.56 GB of checkpoint, two GPUs' worth;
+    # 0.65 x = 55,588,526,489.6 B holds it with 25.7 MB to spare, not one 419.4 MB request (the overflow flag,
+    # not the capacity one); 0.66 x = 56,443,734,589.44 B holds it and two requests
+    # ((56,443,734,589.44 - 55,562,855,904) / 419,430,400 = 2.10).
+    short = render({"memory_fraction": 0.64})
     assert short["flags"] == {"capacity": True, "over_capacity": False}
     assert short["outputs"]["max_batch"]["value"] == 0
     assert short["outputs"]["gpus_needed"] == {"value": 2, "text": "2"}
-    assert short["outputs"]["usable_memory"]["text"] == "55.20 GB"
+    assert short["outputs"]["usable_memory"]["text"] == "54.73 GB"
     assert short["outputs"]["weights_total"]["text"] == "55.56 GB"
     assert short["outputs"]["critical_where"]["text"] == "超出图的范围（B ≤ 256）"
-    enough = render({"memory_fraction": 0.7, "B": 1})
+    just = render({"memory_fraction": 0.65, "B": 1})
+    assert just["flags"] == {"capacity": False, "over_capacity": True}
+    assert just["outputs"]["max_batch"]["value"] == 0
+    assert just["outputs"]["gpus_needed"]["value"] == 1
+    enough = render({"memory_fraction": 0.66, "B": 2})
     assert enough["flags"] == {"capacity": False, "over_capacity": False}
-    assert enough["outputs"]["max_batch"]["value"] == 1
+    assert enough["outputs"]["max_batch"]["value"] == 2
     assert render({"memory_fraction": 0.5, "hardware": "a100-sxm-80gb"})["outputs"]["gpus_needed"]["value"] == 2
 
 
 def test_no_request_fits_at_all():
-    # Llama-2-7B at 131,072 tokens: 131,072 x 524,288 B = 68.7 GB of KV per request, beside 13.5 GB of weights.
-    view = render({"model": "llama-2-7b", "context": 131072, "B": 1})
+    # Llama-2-7B at 131,072 tokens: 131,072 x 524,288 B = 68.72 GB of KV per request, beside 13.48 GB of weights:
+    # 82.20 GB, within the 85.52 GB the H100 reports but not vLLM's default share of it,
+    # 0.92 x 85,520,809,984 B = 78.68 GB.
+    view = render({"model": "llama-2-7b", "context": 131072, "B": 1, "memory_fraction": 0.92})
     assert view["outputs"]["max_batch"]["value"] == 0
     assert view["flags"] == {"capacity": False, "over_capacity": True}  # the weights fit, one request's KV does not
     layout = view["figures"]["throughput"]["layout"]
@@ -214,10 +238,11 @@ def test_no_limit_inside_the_plot_when_everything_fits():
 def test_table_rows_use_the_kit_classes():
     view = render({"B": 64})
     classes = row_classes(view)
-    assert classes == {1: "", 8: "", 32: "", 58: "", 64: "muted current", 128: "muted", 256: "muted"}
+    # 64 is below the limit of 71, so not muted
+    assert classes == {1: "", 8: "", 32: "", 64: "current", 71: "", 128: "muted", 256: "muted"}
     table = view["svg"]["table"]
     assert table.startswith('<table class="widget-table">')
-    assert '<th scope="row"><span class="warn">58（上限）</span></th>' in table
+    assert '<th scope="row"><span class="warn">71（上限）</span></th>' in table
     assert '<td class="number">64.6</td>' in table and '<td class="warn">放不下</td>' in table
     assert render({"B": 32})["svg"]["table"].count('class="current"') == 1
 
@@ -227,11 +252,11 @@ def test_english_labels():
     assert view["outputs"]["bound"]["text"] == "memory-bound"
     assert "does not fit" in view["svg"]["table"]
     rows = table_rows(view)
-    assert list(rows) == ["1", "8", "32", "58 (limit)", "64", "128", "256"]
+    assert list(rows) == ["1", "8", "32", "64", "71 (limit)", "128", "256"]
     assert rows["1"][3:] == ["fits", "memory-bound"]
     assert "Figures at a few batch sizes (H100 · Qwen3.8-27B · 4,096 tokens of context)" in view["svg"]["table"]
     annotations = [a["text"] for a in view["figures"]["throughput"]["layout"]["annotations"]]
-    assert "Does not fit in memory<br>limit B = 58" in annotations
+    assert "Does not fit in memory<br>limit B = 71" in annotations
     names = [trace["name"] for trace in view["figures"]["throughput"]["data"]]
     assert names == ["Total", "Total (does not fit)", "Per request", "Per request (does not fit)", "current B"]
 
@@ -242,7 +267,7 @@ CHINESE = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 @pytest.mark.parametrize("state", [
     {},
     {"hardware": "a100-sxm-80gb", "model": "llama-2-7b", "context": 16, "B": 200},
-    {"model": "llama-2-7b", "context": 131072, "B": 1},
+    {"model": "llama-2-7b", "context": 131072, "B": 1, "memory_fraction": 0.92},  # not one request fits
     {"memory_fraction": 0.6, "compute_efficiency": 0.4, "B": 256},
 ])
 def test_both_languages_render_and_english_has_no_chinese(state):

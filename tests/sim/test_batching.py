@@ -1,5 +1,6 @@
 """Batching figures for the anchor model, worked out by hand from the config numbers."""
 
+import dataclasses
 import math
 
 import pytest
@@ -8,7 +9,8 @@ from sim import batching, presets, roofline
 
 ANCHOR = presets.model("qwen3.8-27b")
 LLAMA = presets.model("llama-2-7b")
-H100 = presets.hardware("h100-sxm")
+H100 = presets.hardware("h100-sxm")  # 80 GB as the device reports it: 81,559 MiB = 85,520,809,984 B
+H100_DATASHEET = dataclasses.replace(H100, memory_bytes=H100.datasheet_memory_bytes)  # the reference's 80 x 10^9 B
 A100 = presets.hardware("a100-sxm-80gb")
 
 # Anchor config: 25,623,939,584 matmul parameters in BF16 (the reference's count, see sim/params.py).
@@ -16,6 +18,7 @@ WEIGHT_BYTES = 25_623_939_584 * 2
 KV_BYTES_PER_TOKEN = 16 * 2 * 4 * 256 * 2  # full-attention layers x (K, V) x KV heads x head_dim x BF16
 STATE_BYTES = 48 * 48 * 128 * 128 * 4  # GDN layers x value heads x key_dim x value_dim x FP32
 H100_BYTES_PER_S = 3.35e12
+RESIDENT_BYTES = 55_562_855_904  # the whole checkpoint (the matmul weights plus embedding and norms)
 
 
 def anchor_step_s(batch: int, context: int) -> float:
@@ -35,12 +38,28 @@ def test_one_request_at_4096_tokens():
 
 
 def test_58_requests_at_4096_tokens_give_about_2304_tokens_per_s():
+    # The reference's batch: 58 is what fits on the datasheet's 80 x 10^9 B,
+    # (80e9 - 55,562,855,904) // (4,096 x 65,536 + 150,994,944) = 24,437,144,096 // 419,430,400 = 58.
+    assert (80e9 - RESIDENT_BYTES) // (4096 * KV_BYTES_PER_TOKEN + STATE_BYTES) == 58
     p = batching.batch_point(ANCHOR, H100, batch=58, context=4096)
     assert p.total_tokens_per_s == pytest.approx(58 / anchor_step_s(58, 4096), rel=1e-12)
     assert p.total_tokens_per_s == pytest.approx(2_303.87, abs=0.01)
     assert p.per_request_tokens_per_s == pytest.approx(39.72, abs=0.005)
     assert p.fits
-    assert not batching.batch_point(ANCHOR, H100, batch=59, context=4096).fits
+    assert batching.batch_point(ANCHOR, H100_DATASHEET, batch=58, context=4096).fits
+    assert not batching.batch_point(ANCHOR, H100_DATASHEET, batch=59, context=4096).fits
+
+
+def test_71_requests_at_4096_tokens_fill_the_h100_and_give_about_2592_tokens_per_s():
+    # On the 85,520,809,984 B the device reports: 29,957,954,080 // 419,430,400 = 71 fit, 72 do not.
+    assert (H100.memory_bytes - RESIDENT_BYTES) // (4096 * KV_BYTES_PER_TOKEN + STATE_BYTES) == 71
+    p = batching.batch_point(ANCHOR, H100, batch=71, context=4096)
+    # (51,247,879,168 + 71 x 570,490,880) B / 3.35 TB/s = 27.389 ms a step; 71 / 27.389 ms = 2,592.29 tok/s
+    assert p.total_tokens_per_s == pytest.approx(71 / anchor_step_s(71, 4096), rel=1e-12)
+    assert p.total_tokens_per_s == pytest.approx(2_592.29, abs=0.01)
+    assert p.per_request_tokens_per_s == pytest.approx(36.51, abs=0.005)
+    assert p.fits
+    assert not batching.batch_point(ANCHOR, H100, batch=72, context=4096).fits
 
 
 def test_weights_share_of_the_step_bytes():
@@ -51,8 +70,9 @@ def test_weights_share_of_the_step_bytes():
 
 
 def test_sweep_keeps_order_and_marks_what_fits():
-    points = batching.sweep_batches(ANCHOR, H100, (256, 1, 58, 59), context=4096)
-    assert [p.batch for p in points] == [256, 1, 58, 59]
+    # 71 requests of 4,096 tokens fit on the H100 as the device reports it, 72 do not.
+    points = batching.sweep_batches(ANCHOR, H100, (256, 1, 71, 72), context=4096)
+    assert [p.batch for p in points] == [256, 1, 71, 72]
     assert [p.fits for p in points] == [False, True, True, False]
 
 

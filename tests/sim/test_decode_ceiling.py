@@ -16,6 +16,9 @@ LLAMA_MATMUL_PARAMS = 6_607_077_376  # 32 x (3 x 4096 x 11008 + 4 x 4096^2) + 32
 LLAMA_RESIDENT_PARAMS = 6_738_415_616  # matmul + embedding 131,072,000 + norms 266,240
 A100_BW = 2.039e12
 ANCHOR_MATMUL_PARAMS = 25_623_939_584
+# GPU memory as the device reports it: 81,920 MiB for the A100 80GB = 85,899,345,920 B, 85.8993 GB in a readout
+# (6 significant digits); the datasheet's "80 GB" would be 80e9 B.
+A100_GB = 81_920 * 2**20 / 1e9
 
 
 CHINESE = re.compile(r"[\u2e80-\u9fff\uff00-\uffef]")
@@ -43,7 +46,7 @@ def test_default_is_llama_2_7b_in_bf16_on_an_a100():
     assert view["flags"] == {"capacity": False, "tensor_parallel": False}
     # The flag weighs the whole checkpoint held in memory, not only the matmul weights read per token.
     assert v["weights_total"] == pytest.approx(LLAMA_RESIDENT_PARAMS * 2 / 1e9, rel=1e-5)
-    assert v["gpus_needed"] == 1 and v["usable_memory"] == 80
+    assert v["gpus_needed"] == 1 and v["usable_memory"] == round(A100_GB, 4) == 85.8993
     assert view["outputs"]["gpus"] == {"value": 1, "text": "单张 A100"}
 
 
@@ -85,7 +88,7 @@ def test_editing_params_b_switches_to_a_custom_model_of_exactly_that_size():
     view = widgets.render("decode-ceiling", {"model": "llama-2-7b", "params_b": 70, "changed": "params_b"})
     assert view["state"]["model"] == "custom" and view["state"]["params_b"] == 70
     assert view["outputs"]["weights_gb"]["value"] == 140
-    # 140 GB cannot sit on one 80 GB A100: the ceiling is that of two in tensor parallel, 70 GB each.
+    # 140 GB cannot sit on one A100 of 85.90 GB: the ceiling is that of two in tensor parallel, 70 GB each.
     assert view["flags"]["capacity"]
     assert view["outputs"]["ceiling_tokens_per_s"]["value"] == pytest.approx(2.039e12 / 70e9, rel=1e-5)
 
@@ -95,8 +98,8 @@ def test_a_custom_70b_in_bf16_does_not_fit_one_a100_and_the_ceiling_is_that_of_t
     check_view(view)
     assert view["flags"] == {"capacity": True, "tensor_parallel": True}
     v = values(view)
-    assert v["weights_total"] == 140 and v["usable_memory"] == 80
-    assert v["gpus_needed"] == 2 == v["gpus"]  # ceil(140 / 80)
+    assert v["weights_total"] == 140 and v["usable_memory"] == 85.8993
+    assert v["gpus_needed"] == 2 == v["gpus"]  # ceil(140 / 85.90)
     # Two GPUs in tensor parallel each read 70 GB at the same time: 2.039e12 / 70e9 = 29.13 tok/s, not 14.56.
     assert v["ceiling_tokens_per_s"] == pytest.approx(A100_BW / 70e9, rel=1e-5)
     assert round(v["ceiling_tokens_per_s"], 2) == 29.13
@@ -115,12 +118,14 @@ def test_a_custom_7b_fits_and_keeps_the_one_gpu_ceiling():
 
 
 @pytest.mark.parametrize("state, gpus", [
-    ({"model": "custom", "params_b": 70, "weight_dtype": "fp8"}, 1),  # 70 GB fits in 80
-    ({"model": "custom", "params_b": 80, "weight_dtype": "bf16"}, 2),  # 160 GB: exactly two
-    ({"model": "custom", "params_b": 81, "weight_dtype": "bf16"}, 3),  # 162 GB
-    ({"model": "custom", "params_b": 405, "weight_dtype": "int4"}, 3),  # 202.5 GB on A100
-    ({"model": "custom", "params_b": 405, "weight_dtype": "fp8", "hardware": "b200"}, 3),  # 405 GB on 180 GB
-    ({"model": "custom", "params_b": 70, "hardware": "h200-sxm"}, 1),  # 140 GB on 141 GB
+    # A100 85,899,345,920 B, H200 143,771 MiB = 150,754,820,096 B, B200 183,359 MiB = 192,265,846,784 B
+    ({"model": "custom", "params_b": 70, "weight_dtype": "fp8"}, 1),  # 70 GB fits in 85.90
+    ({"model": "custom", "params_b": 80, "weight_dtype": "bf16"}, 2),  # 160 GB / 85.90 = 1.86
+    ({"model": "custom", "params_b": 85, "weight_dtype": "bf16"}, 2),  # 170 GB, within two: 171.80 GB
+    ({"model": "custom", "params_b": 86, "weight_dtype": "bf16"}, 3),  # 172 GB / 85.90 = 2.002
+    ({"model": "custom", "params_b": 405, "weight_dtype": "int4"}, 3),  # 202.5 GB / 85.90 = 2.36 on A100
+    ({"model": "custom", "params_b": 405, "weight_dtype": "fp8", "hardware": "b200"}, 3),  # 405 / 192.27 = 2.11
+    ({"model": "custom", "params_b": 70, "hardware": "h200-sxm"}, 1),  # 140 GB on 150.75 GB
 ])
 def test_gpus_needed_is_the_weights_over_the_memory_rounded_up(state, gpus):
     view = widgets.render("decode-ceiling", state)

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim import kv_layout, presets, widgets
+from sim.display import fmt_bytes, fmt_grouped, fmt_sig
 from sim.kit import config_problems
 from sim.widgets import kv_blocks
 from tests.sim.test_properties import json_values
@@ -17,6 +18,9 @@ from tests.sim.test_widgets import check_view
 CHINESE = re.compile(r"[\u2e80-\u9fff\uff00-\uffef]")
 SVG = "{http://www.w3.org/2000/svg}"
 ANCHOR, H100 = presets.model("qwen3.8-27b"), presets.hardware("h100-sxm")
+ANCHOR_WEIGHTS, ANCHOR_KV, ANCHOR_STATE = 55_562_855_904, 65_536, 150_994_944
+FREE = int(H100.memory_bytes) - ANCHOR_WEIGHTS  # the H100's memory beside the anchor's whole checkpoint
+AT_MAX = FREE // (2048 * ANCHOR_KV + ANCHOR_STATE)  # anchor requests that fit reserving 2,048 tokens each
 
 
 def values(view: dict) -> dict:
@@ -29,26 +33,28 @@ def test_default_view_reserves_the_max_length_for_the_anchor_on_an_h100():
     assert view["state"] == {"policy": "contiguous-max", "block_size": 16, "trace": "orca", "model": "qwen3.8-27b",
                              "hardware": "h100-sxm", "prefix_tokens": 0, "samples": 1, "lang": "zh"}
     v = values(view)
-    # (80 GB - 55,562,855,904 B) // (2,048 x 65,536 B + 150,994,944 B of state) = 85
-    assert v["max_requests"] == 85 and v["versus_max"] == 1
+    # (memory - 55,562,855,904 B) // (2,048 x 65,536 B + 150,994,944 B of state)
+    assert v["max_requests"] == AT_MAX and v["versus_max"] == 1
     assert v["kv_per_request"] == pytest.approx(2048 * 65_536 / 1e6, rel=1e-5)
     assert v["token_share"] == pytest.approx(15.5908, abs=1e-4)
     assert v["token_share"] + v["reserved_share"] + v["fragmentation_share"] == pytest.approx(100)
     assert v["shared_saving_bytes"] == 0
-    assert view["flags"] == {"capacity": False, "block_size_unused": True, "sharing_unused": False}
+    assert view["flags"] == {"capacity": False, "block_size_unused": True, "sharing_unused": False,
+                             "block_table": False, "copy_on_write": False}
     assert view["outputs"]["token_share"]["text"] == "15.6%"
     d = view["derivations"]
-    assert d["max_requests"] == "⌊可用 24.44 GB ÷（每个请求的 KV 134.2 MB + 1 × 递归状态 151.0 MB）⌋ = 85"
+    assert d["max_requests"] == f"⌊可用 {fmt_bytes(FREE)} ÷（每个请求的 KV 134.2 MB + 1 × 递归状态 151.0 MB）⌋ = {AT_MAX}"
     assert d["kv_per_request"] == "每步平均占 2,048 个槽 × 每个 token 65,536 B = 134.2 MB"
 
 
 def test_paged_blocks_of_16_hold_tokens_in_nearly_all_the_kv_memory():
     view = widgets.render("kv-blocks", {"policy": "paged", "lang": "en"})
     v = values(view)
-    assert v["max_requests"] == 141 and v["versus_max"] == pytest.approx(141 / 85, abs=1e-5)
+    paged = kv_layout.fit(ANCHOR, H100, "orca", "paged").max_requests
+    assert v["max_requests"] == paged and v["versus_max"] == pytest.approx(paged / AT_MAX, abs=1e-5)
     assert v["token_share"] == pytest.approx(97.7, abs=0.05)
     assert v["waste_per_request_tokens"] < 16  # below one block per sequence
-    assert view["outputs"]["versus_max"]["text"] == "1.66× what reserving the max length fits"
+    assert view["outputs"]["versus_max"]["text"] == f"{fmt_sig(paged / AT_MAX)}× what reserving the max length fits"
     assert view["flags"]["block_size_unused"] is False
     assert view["derivations"]["waste_per_request_tokens"].endswith("< block size 16")
 
@@ -77,8 +83,10 @@ def test_every_readout_is_the_simulators(state):
 
 def test_sharing_shows_its_saving_under_paging_and_a_note_under_contiguous():
     paged = widgets.render("kv-blocks", {"policy": "paged", "prefix_tokens": 341, "model": "qwen3-32b"})
-    assert values(paged)["shared_saving_bytes"] == pytest.approx(14.445, abs=1e-3)
-    assert values(paged)["max_requests"] == 165
+    dense = kv_layout.fit(presets.model("qwen3-32b"), H100, "orca", "paged", 16, prefix_tokens=341)
+    assert values(paged)["shared_saving_bytes"] == pytest.approx(dense.sharing_saving_bytes / 1e9, rel=1e-5)
+    assert dense.sharing_saving_bytes > 10e9
+    assert values(paged)["max_requests"] == dense.max_requests
     assert "前缀末尾的递归状态 0 B" in paged["derivations"]["max_requests"]
     hybrid = widgets.render("kv-blocks", {"policy": "paged", "prefix_tokens": 341, "lang": "en"})
     assert "the recurrent state at its end 151.0 MB" in hybrid["derivations"]["max_requests"]
@@ -143,9 +151,11 @@ def test_the_bar_splits_the_whole_gpu():
     widths = {r.get("data-kind"): float(r.get("width")) for r in root.iter(f"{SVG}rect") if r.get("data-kind")}
     assert set(widths) == {"weights", "state", "token", "reserved", "never-used", "free"}
     assert sum(widths.values()) <= kv_blocks.ROW_SLOTS + 0.05
-    assert widths["weights"] == pytest.approx(55_562_855_904 / 80e9 * kv_blocks.ROW_SLOTS, abs=0.01)
-    assert widths["state"] == pytest.approx(141 * 150_994_944 / 80e9 * kv_blocks.ROW_SLOTS, abs=0.01)
-    assert root.get("aria-label").startswith("H100 80 GB with 141 requests running: Weights 55.56 GB; Recurrent state")
+    n, memory = kv_layout.fit(ANCHOR, H100, "orca", "paged").max_requests, H100.memory_bytes
+    assert widths["weights"] == pytest.approx(ANCHOR_WEIGHTS / memory * kv_blocks.ROW_SLOTS, abs=0.01)
+    assert widths["state"] == pytest.approx(n * ANCHOR_STATE / memory * kv_blocks.ROW_SLOTS, abs=0.01)
+    assert root.get("aria-label").startswith(
+        f"H100's {fmt_bytes(memory)} with {n} requests running: Weights 55.56 GB; Recurrent state")
 
 
 def test_with_no_room_for_kv_the_map_and_bar_are_empty_but_drawn():
@@ -211,3 +221,138 @@ def test_random_states_render(state):
     assert set(view["state"]) == set(NAMES) | {"lang"}
     assert widgets.render("kv-blocks", view["state"])["state"] == view["state"]
     assert view["state"]["block_size"] in kv_layout.BLOCK_SIZES
+
+
+# --- the block table and copy-on-write pictures ------------------------------------------------------------------
+
+def boxes(markup: str) -> list[ET.Element]:
+    """The blocks a picture draws, each with its logical and physical number and its refcount."""
+    return [r for r in ET.fromstring(markup).iter(f"{SVG}rect") if r.get("data-logical") is not None]
+
+
+def snapshot_of(view: dict) -> kv_layout.Snapshot:
+    s = view["state"]
+    m, hw = presets.model(s["model"]), presets.hardware(s["hardware"])
+    return kv_layout.trace_snapshot(s["trace"], s["policy"], s["block_size"], s["prefix_tokens"], s["samples"],
+                                    min(kv_blocks.WINDOW_SLOTS, kv_layout.budget_slots(m, hw)))
+
+
+@pytest.mark.parametrize("state", [
+    {"policy": "paged"},
+    {"policy": "paged", "block_size": 1},  # hundreds of entries: the first ones, an ellipsis, the last ones
+    {"policy": "paged", "block_size": 256, "trace": "chat"},
+    {"policy": "paged", "prefix_tokens": 341, "samples": 3},
+])
+def test_the_block_table_is_request_ones_blocks_in_the_snapshot(state):
+    view = widgets.render("kv-blocks", {**state, "lang": "en"})
+    assert view["flags"]["block_table"] is True
+    snap = snapshot_of(view)
+    seq = snap.sequence(0, 0)
+    drawn = boxes(view["svg"]["blocks"])
+    assert drawn and len(drawn) <= kv_blocks.TABLE_HEAD + kv_blocks.TABLE_TAIL + 1
+    for box in drawn:
+        logical, physical = int(box.get("data-logical")), int(box.get("data-physical"))
+        assert seq.blocks[logical] == physical
+        assert int(box.get("data-refcount")) == snap.refcounts[physical]
+    label = ET.fromstring(view["svg"]["blocks"]).get("aria-label")
+    logicals = [int(b.get("data-logical")) for b in drawn]
+    if len(seq.blocks) > len(drawn):  # the first ones and the last ones, the rest counted in the ellipsis
+        assert logicals == [*range(kv_blocks.TABLE_HEAD), *range(len(seq.blocks) - kv_blocks.TABLE_TAIL,
+                                                                   len(seq.blocks))]
+        left_out = len(seq.blocks) - kv_blocks.TABLE_HEAD - kv_blocks.TABLE_TAIL
+        assert f">+{fmt_grouped(left_out)}<" in view["svg"]["blocks"]
+        assert f"{fmt_grouped(left_out)} blocks in between left out" in label
+    else:
+        assert logicals == list(range(len(seq.blocks)))
+    root = ET.fromstring(view["svg"]["blocks"])
+    assert label.startswith(f"Request 1's block table, logical block → physical block, {len(seq.blocks)} logical")
+    assert f": 0 → {fmt_grouped(seq.blocks[0])}" in label
+    assert f"{len(seq.blocks) - 1} → {fmt_grouped(seq.blocks[-1])}" in label
+    texts = [t.text for t in root.iter(f"{SVG}text")]
+    assert all(fmt_grouped(n) in texts for n in (int(b.get("data-physical")) for b in drawn))
+
+
+def test_the_copy_on_write_picture_of_parallel_samples():
+    view = widgets.render("kv-blocks", {"policy": "paged", "samples": 4, "lang": "en"})
+    assert view["flags"]["copy_on_write"] is True
+    snap = snapshot_of(view)
+    drawn = boxes(view["svg"]["cow"])
+    tables = [kv_layout.block_table(snap, 0, k) for k in range(4)]
+    part = next(e.logical for e in tables[0] if e.copied)
+    by_column = {}
+    for box in drawn:
+        by_column.setdefault(int(box.get("data-logical")), []).append(box)
+    # the first and the last shared block (or every one of up to three), then the block where they part
+    assert sorted(by_column) == ([0, part - 1, part] if part > 3 else list(range(part + 1)))
+    assert all(len(col) == 4 for col in by_column.values())  # one row per sample
+    for logical, column in by_column.items():
+        physical = [int(b.get("data-physical")) for b in column]
+        assert physical == [t[logical].physical for t in tables]
+        assert [int(b.get("data-refcount")) for b in column] == [snap.refcounts[n] for n in physical]
+        if logical < part:  # a shared block: the same memory in every row, mapped by the four samples
+            assert len(set(physical)) == 1 and snap.refcounts[physical[0]] == 4
+            assert {b.get("data-kind") for b in column} == {"shared"}
+        else:  # where each parted: a copy of its own
+            assert len(set(physical)) == 4 and {b.get("data-kind") for b in column} == {"copied"}
+    label = ET.fromstring(view["svg"]["cow"]).get("aria-label")
+    r = kv_layout.trace_requests("orca")[0]
+    assert label.startswith("Request 1's 4 samples: logical blocks 0–")
+    assert f"each mapped by 4 sequences; sample 1 copied {r.prompt % 16} shared tokens into physical block " \
+           f"{fmt_grouped(tables[0][part].physical)}" in label
+
+
+def test_the_copy_on_write_picture_of_a_shared_prefix():
+    for lang in ("en", "zh"):
+        view = widgets.render("kv-blocks", {"policy": "paged", "prefix_tokens": 341, "model": "qwen3-32b",
+                                            "lang": lang})
+        snap = snapshot_of(view)
+        drawn = boxes(view["svg"]["cow"])
+        rows = min(kv_blocks.COW_ROWS, snap.requests)
+        columns = {int(b.get("data-logical")) for b in drawn}
+        assert columns == {0, 20, 21}  # the first and last of the prefix's 21 full blocks, and the copy
+        assert len(drawn) == 3 * rows
+        copies = [b for b in drawn if b.get("data-logical") == "21"]
+        assert [int(b.get("data-physical")) for b in copies] == [kv_layout.block_table(snap, i)[21].physical
+                                                                 for i in range(rows)]
+        assert all(b.get("data-kind") == "copied" and b.get("data-refcount") == "1" for b in copies)
+        shared = [b for b in drawn if b.get("data-logical") == "0"]
+        assert {b.get("data-refcount") for b in shared} == {str(len(snap.sequences))}
+    label = ET.fromstring(view["svg"]["cow"]).get("aria-label")
+    assert f"逻辑块 0–20 在每一行都是同样的物理块，每块 {len(snap.sequences)} 个序列共用" in label
+    assert "请求 1把 5 个共享的 token 复制进物理块" in label
+
+
+def test_a_prefix_on_a_block_boundary_copies_nothing():
+    view = widgets.render("kv-blocks", {"policy": "paged", "prefix_tokens": 64, "lang": "en"})
+    assert {b.get("data-kind") for b in boxes(view["svg"]["cow"]) if b.get("data-logical") == "4"} == {"own"}
+    assert "the shared part ends on a block boundary, so nothing is copied" in view["svg"]["cow"]
+
+
+def test_contiguous_reservations_have_neither_picture():
+    for policy in kv_layout.CONTIGUOUS:
+        view = widgets.render("kv-blocks", {"policy": policy, "samples": 2, "lang": "en"})
+        assert view["flags"]["block_table"] is False and view["flags"]["copy_on_write"] is False
+        assert boxes(view["svg"]["blocks"]) == [] == boxes(view["svg"]["cow"])
+        assert "Contiguous reservations have no block table" in view["svg"]["blocks"]
+    lone = widgets.render("kv-blocks", {"policy": "paged", "lang": "en"})  # nothing shared: the panel is hidden
+    assert lone["flags"]["copy_on_write"] is False and boxes(lone["svg"]["cow"]) == []
+
+
+@pytest.mark.parametrize("state", [
+    {"policy": "paged", "samples": 8, "prefix_tokens": 17, "trace": "chat"},
+    {"policy": "paged", "block_size": 1, "prefix_tokens": 341},
+    {"policy": "paged", "block_size": 256, "samples": 2, "model": "llama-2-7b", "hardware": "a100-sxm-80gb"},
+])
+def test_the_pictures_fit_a_phone_and_say_the_same_in_both_languages(state):
+    zh, en = (widgets.render("kv-blocks", {**state, "lang": lang}) for lang in ("zh", "en"))
+    for name in ("blocks", "cow"):
+        assert [dict(b.attrib) for b in boxes(zh["svg"][name])] == [dict(b.attrib) for b in boxes(en["svg"][name])]
+        assert boxes(en["svg"][name])
+        for view in (zh, en):
+            root = ET.fromstring(view["svg"][name])
+            width = float(root.get("viewBox").split()[2])
+            assert width <= 290 and root.get("class") == "kv-blocks"  # within a phone's column: never scaled down
+            assert {t.get("class") for t in root.iter(f"{SVG}text")} <= {"svg-label", "svg-muted", "svg-value"}
+            assert "font-size" not in view["svg"][name] and not re.search(r"#[0-9a-fA-F]{3,8}\b", view["svg"][name])
+        assert not CHINESE.search(en["svg"][name]) and CHINESE.search(zh["svg"][name])
+    assert len(boxes(en["svg"]["cow"])) <= kv_blocks.COW_ROWS * 4

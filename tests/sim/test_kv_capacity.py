@@ -1,5 +1,6 @@
 """The kv-capacity widget: KV bytes of a batch beside the weights, and where memory runs out."""
 
+import dataclasses
 import json
 import re
 
@@ -7,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim import widgets
+from sim import memory, presets, widgets
 from sim.widgets import kv_capacity
 from tests.sim.test_properties import json_values
 from tests.sim.test_widgets import check_view
@@ -15,6 +16,10 @@ from tests.sim.test_widgets import check_view
 LLAMA_RESIDENT_PARAMS = 6_738_415_616  # matmul 6,607,077,376 + embedding 131,072,000 + norms 266,240
 ANCHOR_RESIDENT_BYTES = 55_562_855_904
 ANCHOR_STATE = 48 * 48 * 128 * 128 * 4  # 48 Gated DeltaNet layers, 48 value heads of 128 x 128, FP32
+# Memory as the device reports it: an A100 80GB shows 81,920 MiB = 81,920 x 2^20 = 85,899,345,920 B (80 GiB),
+# an H100 81,559 MiB = 85,520,809,984 B. The datasheets' "80 GB" is 80 x 10^9 B.
+A100_BYTES = 81_920 * 2**20
+H100_BYTES = 81_559 * 2**20
 
 
 CHINESE = re.compile(r"[\u2e80-\u9fff\uff00-\uffef]")
@@ -36,10 +41,17 @@ def test_llama_2_7b_2048_tokens_batch_32_is_the_reference_34_gb():
     assert view["derivations"]["kv_total"].startswith("524,288 B × 2,048 token × 32 = 34,359,738,368 B")
     assert v["state_total"] == 0
     assert v["weights"] == pytest.approx(LLAMA_RESIDENT_PARAMS * 2 / 1e9, rel=1e-5)
-    assert v["memory_left"] == pytest.approx((80e9 - LLAMA_RESIDENT_PARAMS * 2 - 34_359_738_368) / 1e9, rel=1e-5)
-    assert v["max_batch"] == (80_000_000_000 - LLAMA_RESIDENT_PARAMS * 2) // (2048 * 524_288) == 61
+    # 85,899,345,920 - 13,476,831,232 - 34,359,738,368 = 38,062,776,320 B left
+    assert v["memory_left"] == pytest.approx((A100_BYTES - LLAMA_RESIDENT_PARAMS * 2 - 34_359_738_368) / 1e9, rel=1e-5)
+    # 72,422,514,688 // 1,073,741,824 = 67 requests of 2,048 tokens
+    assert v["max_batch"] == (A100_BYTES - LLAMA_RESIDENT_PARAMS * 2) // (2048 * 524_288) == 67
+    # On the datasheet's 80 x 10^9 B: 66,523,168,768 // 1,073,741,824 = 61.
+    a100 = presets.hardware("a100-sxm-80gb")
+    datasheet = dataclasses.replace(a100, memory_bytes=a100.datasheet_memory_bytes)
+    assert memory.max_batch(presets.model("llama-2-7b"), datasheet, context=2048) == \
+        (80_000_000_000 - LLAMA_RESIDENT_PARAMS * 2) // (2048 * 524_288) == 61
     assert view["flags"] == {"capacity": False, "overflow": False}
-    assert v["usable_memory"] == 80 and v["gpus_needed"] == 1
+    assert v["usable_memory"] == 85.8993 and v["gpus_needed"] == 1  # 85,899,345,920 B to 6 significant digits
     assert v["weights_total"] == v["weights"]
 
 
@@ -47,45 +59,52 @@ def test_fp8_kv_halves_the_cache():
     v = values(widgets.render("kv-capacity", {"kv_dtype": "fp8"}))
     assert v["kv_per_token"] == 262_144
     assert v["kv_total"] == pytest.approx(34.359738368 / 2, rel=1e-5)
-    assert v["max_batch"] == (80_000_000_000 - LLAMA_RESIDENT_PARAMS * 2) // (2048 * 262_144) == 123
+    # 72,422,514,688 // 536,870,912 = 134 (123 on the datasheet's 80 x 10^9 B)
+    assert v["max_batch"] == (A100_BYTES - LLAMA_RESIDENT_PARAMS * 2) // (2048 * 262_144) == 134
 
 
 LLAMA_WEIGHTS = LLAMA_RESIDENT_PARAMS * 2  # 13,476,831,232 B
 
 
 @pytest.mark.parametrize("kv_dtype, fraction, fits", [
-    # floor((usable - 13,476,831,232) / (2,048 tokens x KV per token)), KV per token 524,288 B (BF16), 262,144 (FP8)
-    ("fp8", 1.0, 123),  # 66,523,168,768 / 536,870,912 = 123.9
-    ("fp8", 0.9, 109),  # 58,523,168,768 / 536,870,912 = 109.0
-    ("bf16", 1.0, 61),  # 66,523,168,768 / 1,073,741,824 = 61.96
-    ("bf16", 0.9, 54),  # 58,523,168,768 / 1,073,741,824 = 54.5
+    # floor((usable - 13,476,831,232) / (2,048 tokens x KV per token)), KV per token 524,288 B (BF16), 262,144 (FP8);
+    # usable = fraction x 85,899,345,920 B, the A100 as it reports itself
+    ("fp8", 1.0, 134),  # 72,422,514,688 / 536,870,912 = 134.9
+    ("fp8", 0.9, 118),  # 63,832,580,096 / 536,870,912 = 118.9
+    ("bf16", 1.0, 67),  # 72,422,514,688 / 1,073,741,824 = 67.4
+    ("bf16", 0.9, 59),  # 63,832,580,096 / 1,073,741,824 = 59.4
 ])
 def test_memory_fraction_keeps_the_engine_share_for_the_cache(kv_dtype, fraction, fits):
     view = widgets.render("kv-capacity", {"kv_dtype": kv_dtype, "memory_fraction": fraction})
     v = values(view)
-    usable = fraction * 80e9
+    usable = fraction * A100_BYTES
     per_request = 2048 * {"bf16": 524_288, "fp8": 262_144}[kv_dtype]
-    assert v["usable_memory"] == pytest.approx(usable / 1e9, rel=1e-9)
+    # The readout's value keeps 6 significant digits: 85.8993 (GB) at 1.0, 77.3094 at 0.9.
+    assert v["usable_memory"] == round(usable / 1e9, 4) == {1.0: 85.8993, 0.9: 77.3094}[fraction]
     assert v["max_batch"] == int((usable - LLAMA_WEIGHTS) // per_request) == fits
     assert v["memory_left"] == pytest.approx((usable - LLAMA_WEIGHTS - 32 * per_request) / 1e9, rel=1e-5)
 
 
 def test_at_vllms_default_share_the_derivations_name_the_usable_memory():
-    view = widgets.render("kv-capacity", {"memory_fraction": 0.9})
-    assert view["state"]["memory_fraction"] == 0.9
+    assert presets.VLLM_MEMORY_FRACTION == 0.92
+    view = widgets.render("kv-capacity", {"memory_fraction": presets.VLLM_MEMORY_FRACTION})
+    assert view["state"]["memory_fraction"] == 0.92
     d = view["derivations"]
-    assert d["usable_memory"] == "0.9 × 80.00 GB = 72.00 GB"
-    assert d["memory_left"].startswith("72.00 GB − 13.48 GB − 34.36 GB")
-    assert d["max_batch"] == "⌊(72.00 GB − 13.48 GB) ÷ (2,048 × 524,288 B + 0 B)⌋ = 54"
+    # 0.92 x 85,899,345,920 B = 79,027,398,246.4 B; (79,027,398,246.4 - 13,476,831,232) // 1,073,741,824 = 61
+    assert d["usable_memory"] == "0.92 × 85.90 GB = 79.03 GB"
+    assert d["memory_left"].startswith("79.03 GB − 13.48 GB − 34.36 GB")
+    assert d["max_batch"] == "⌊(79.03 GB − 13.48 GB) ÷ (2,048 × 524,288 B + 0 B)⌋ = 61"
 
 
-def test_at_vllms_default_share_the_anchor_fits_39_requests():
-    state = {"model": "qwen3.8-27b", "hardware": "h100-sxm", "tokens": 4096, "memory_fraction": 0.9}
-    v = values(widgets.render("kv-capacity", {**state, "batch": 39}))
-    # (72e9 - 55,562,855,904) / (4,096 x 65,536 + 150,994,944) = 16,437,144,096 / 419,430,400 = 39.2
-    assert v["max_batch"] == (72_000_000_000 - ANCHOR_RESIDENT_BYTES) // (4096 * 65_536 + ANCHOR_STATE) == 39
-    assert not widgets.render("kv-capacity", {**state, "batch": 39})["flags"]["overflow"]
-    assert widgets.render("kv-capacity", {**state, "batch": 40})["flags"]["overflow"]
+def test_at_vllms_default_share_the_anchor_fits_55_requests():
+    state = {"model": "qwen3.8-27b", "hardware": "h100-sxm", "tokens": 4096,
+             "memory_fraction": presets.VLLM_MEMORY_FRACTION}
+    v = values(widgets.render("kv-capacity", {**state, "batch": 55}))
+    # (0.92 x 85,520,809,984 - 55,562,855,904) / (4,096 x 65,536 + 150,994,944)
+    # = 23,116,289,281.28 / 419,430,400 = 55.1
+    assert v["max_batch"] == (0.92 * H100_BYTES - ANCHOR_RESIDENT_BYTES) // (4096 * 65_536 + ANCHOR_STATE) == 55
+    assert not widgets.render("kv-capacity", {**state, "batch": 55})["flags"]["overflow"]
+    assert widgets.render("kv-capacity", {**state, "batch": 56})["flags"]["overflow"]
 
 
 @pytest.mark.parametrize("sent, kept", [("0.9", 0.9), (0.904, 0.9), (0.1, 0.5), (1.5, 1), ("x", 1)])
@@ -98,17 +117,20 @@ def test_weights_that_do_not_fit_raise_the_capacity_flag_not_the_overflow():
     check_view(view)
     assert view["flags"] == {"capacity": True, "overflow": False}  # a smaller batch would not help
     v = values(view)
-    assert v["gpus_needed"] == 2 and v["weights_total"] == 100 and v["usable_memory"] == 80
+    # 100 GB of weights on the 85,899,345,920 B an A100 reports: ceil(100 / 85.90) = 2 GPUs
+    assert v["gpus_needed"] == 2 and v["weights_total"] == 100 and v["usable_memory"] == 85.8993
     assert v["max_batch"] == 0
-    assert view["derivations"]["max_batch"] == "80.00 GB − 100.0 GB ≤ 0 → 0"
+    assert view["derivations"]["max_batch"] == "85.90 GB − 100.0 GB ≤ 0 → 0"
 
 
 @pytest.mark.parametrize("weights_gb, fraction, capacity, gpus", [
+    # usable: 85,899,345,920 B at 1.0, 0.9 x that = 77,309,411,328 B at 0.9
     (80, 1.0, False, 1),
-    (80, 0.9, True, 2),  # 80 GB > 72 GB usable
+    (80, 0.9, True, 2),  # 80 GB > 77.31 GB usable
     (72, 0.9, False, 1),
-    (145, 0.9, True, 3),  # 145 / 72 = 2.01
-    (160, 1.0, True, 2),
+    (154, 0.9, True, 2),  # 154 / 77.31 = 1.99
+    (155, 0.9, True, 3),  # 155 / 77.31 = 2.005
+    (160, 1.0, True, 2),  # 160 / 85.90 = 1.86
 ])
 def test_capacity_counts_the_usable_memory(weights_gb, fraction, capacity, gpus):
     view = widgets.render("kv-capacity", {"model": "custom", "weights_gb": weights_gb, "memory_fraction": fraction,
@@ -125,18 +147,24 @@ def test_no_preset_raises_the_capacity_flag():
 
 def test_hybrid_anchor_counts_16_kv_layers_and_its_state_apart():
     view = widgets.render("kv-capacity", {"model": "qwen3.8-27b", "hardware": "h100-sxm", "tokens": 4096,
-                                          "batch": 58})
+                                          "batch": 71})
     assert view["state"]["layers"] == 16 and view["state"]["kv_heads"] == 4 and view["state"]["head_dim"] == 256
     assert view["state"]["weights_gb"] == 56
     v = values(view)
     assert v["kv_per_token"] == 2 * 16 * 4 * 256 * 2 == 65_536
-    assert v["kv_total"] == pytest.approx(65_536 * 4096 * 58 / 1e9, rel=1e-5)
-    assert v["state_total"] == pytest.approx(58 * ANCHOR_STATE / 1e9, rel=1e-5)
+    assert v["kv_total"] == pytest.approx(65_536 * 4096 * 71 / 1e9, rel=1e-5)
+    assert v["state_total"] == pytest.approx(71 * ANCHOR_STATE / 1e9, rel=1e-5)
     assert v["weights"] == pytest.approx(ANCHOR_RESIDENT_BYTES / 1e9, rel=1e-5)
-    assert v["max_batch"] == 58  # the reference's "B > 58 no longer fits", whole checkpoint resident
+    # Whole checkpoint resident, on the 85,520,809,984 B an H100 reports:
+    # (85,520,809,984 - 55,562,855,904) // 419,430,400 = 71. (The reference's "B > 58 no longer fits" is the
+    # datasheet's 80 x 10^9 B: (80e9 - 55,562,855,904) // 419,430,400 = 58.)
+    assert v["max_batch"] == (H100_BYTES - ANCHOR_RESIDENT_BYTES) // (4096 * 65_536 + ANCHOR_STATE) == 71
+    h100 = presets.hardware("h100-sxm")
+    datasheet = dataclasses.replace(h100, memory_bytes=h100.datasheet_memory_bytes)
+    assert memory.max_batch(presets.model("qwen3.8-27b"), datasheet, context=4096) == 58
     assert not view["flags"]["overflow"]
     past = widgets.render("kv-capacity", {"model": "qwen3.8-27b", "hardware": "h100-sxm", "tokens": 4096,
-                                          "batch": 59})
+                                          "batch": 72})
     assert past["flags"]["overflow"] and past["outputs"]["memory_left"]["value"] < 0
     assert past["outputs"]["memory_left"]["text"].startswith("−")
 
@@ -164,14 +192,16 @@ def test_custom_from_a_link_uses_the_fields_as_given():
                                           "weights_gb": 140, "tokens": 8192, "batch": 4})
     v = values(view)
     assert v["kv_per_token"] == 327_680
-    assert v["memory_left"] == pytest.approx((80e9 - 140e9 - 327_680 * 8192 * 4) / 1e9, rel=1e-5)
+    # 85,899,345,920 - 140e9 - 10,737,418,240 = -64,838,072,320 B
+    assert v["memory_left"] == pytest.approx((A100_BYTES - 140e9 - 327_680 * 8192 * 4) / 1e9, rel=1e-5)
     assert v["max_batch"] == 0
     assert view["flags"] == {"capacity": True, "overflow": False} and v["gpus_needed"] == 2
 
 
 def test_memory_bar_shows_each_share_and_the_overflow():
     fits = widgets.render("kv-capacity", {})["svg"]["memory"]
-    assert fits.startswith("<svg") and "34.36 GB" in fits and "13.48 GB" in fits and "32.16 GB" in fits
+    # free: 85,899,345,920 - 13,476,831,232 - 34,359,738,368 = 38,062,776,320 B
+    assert fits.startswith("<svg") and "34.36 GB" in fits and "13.48 GB" in fits and "38.06 GB" in fits
     assert 'fill-opacity="0.25"' not in fits
     over = widgets.render("kv-capacity", {"batch": 100, "lang": "en"})["svg"]["memory"]
     assert "Over by" in over and 'fill-opacity="0.25"' in over
@@ -179,21 +209,23 @@ def test_memory_bar_shows_each_share_and_the_overflow():
 
 
 def test_memory_bar_shows_the_reserved_share_apart():
+    # 0.9 of the 85,899,345,920 B an A100 reports: 77,309,411,328 B usable, 8,589,934,592 B reserved
     bar = widgets.render("kv-capacity", {"memory_fraction": 0.9, "lang": "en"})["svg"]["memory"]
-    assert 'data-kind="reserved"' in bar and "Reserved (not for the engine) 8.000 GB" in bar
-    assert "A100 usable 72 GB of 80 GB" in bar
-    assert "Free 24.16 GB" in bar  # 72 - 13.48 - 34.36
+    assert 'data-kind="reserved"' in bar and "Reserved (not for the engine) 8.590 GB" in bar
+    assert "A100 usable 77.31 GB of 85.90 GB" in bar  # as the readouts print GB
+    assert "Free 29.47 GB" in bar  # 77,309,411,328 - 13,476,831,232 - 34,359,738,368 = 29,472,841,728 B
     # Past the usable line the overflow is drawn over the reserved share; the legend still names all of it.
+    # 60 requests: 13,476,831,232 + 60 x 1,073,741,824 - 77,309,411,328 = 591,929,344 B over.
     over = widgets.render("kv-capacity", {"memory_fraction": 0.9, "batch": 60, "lang": "en"})["svg"]["memory"]
-    assert 'fill-opacity="0.25"' in over and "Over by 5.901 GB" in over and "Reserved (not for the engine) 8.000 GB" in over
+    assert 'fill-opacity="0.25"' in over and "Over by 591.9 MB" in over and "Reserved (not for the engine) 8.590 GB" in over
     zh = widgets.render("kv-capacity", {"memory_fraction": 0.9})["svg"]["memory"]
-    assert "A100 可用 72 GB（共 80 GB）" in zh and "预留（引擎不用）" in zh
+    assert "A100 可用 77.31 GB（共 85.90 GB）" in zh and "预留（引擎不用）" in zh
 
 
 @pytest.mark.parametrize("state", [
     {},
     {"batch": 100},
-    {"model": "qwen3.8-27b", "hardware": "h100-sxm", "tokens": 4096, "batch": 59},
+    {"model": "qwen3.8-27b", "hardware": "h100-sxm", "tokens": 4096, "batch": 72},  # one past the 71 that fit
     {"model": "custom", "layers": 80, "kv_heads": 8, "head_dim": 128, "weights_gb": 140, "tokens": 8192},
     {"memory_fraction": 0.9, "batch": 60},
 ])

@@ -1,5 +1,6 @@
 """KV layout: where many requests' KV cache lives, contiguous or paged; the invariants and the lesson's figures."""
 
+import dataclasses
 import math
 from fractions import Fraction
 
@@ -7,11 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim import cache, kv_layout, model_size, presets, roofline, traces
+from sim import cache, kv_layout, model_size, presets, roofline, scheduler, traces
 from sim.kv_layout import NEVER_USED, RESERVED, SHARED, TOKEN, Request
 
 ANCHOR, QWEN32B, LLAMA = (presets.model(k) for k in ("qwen3.8-27b", "qwen3-32b", "llama-2-7b"))
-H100 = presets.hardware("h100-sxm")
+# The H100 at its datasheet's 80 GB as 80e9 bytes, so that the figures below do not move with the preset's memory.
+H100 = dataclasses.replace(presets.hardware("h100-sxm"), memory_bytes=80e9)
 ANCHOR_KV, ANCHOR_STATE = 65_536, 48 * 48 * 128 * 128 * 4  # 16 layers x K,V x 4 heads x 256 x 2 B; FP32 GDN state
 ANCHOR_FREE = 80_000_000_000 - 55_562_855_904  # H100 beside the anchor's whole checkpoint: 24,437,144,096 B
 QWEN32B_FREE = 80_000_000_000 - 65_524_246_528
@@ -28,8 +30,8 @@ def test_one_request_by_hand_under_every_policy():
     u = kv_layout.usage(r, "contiguous-max")
     assert (u.steps, u.token_slot_steps, u.allocated_slot_steps) == (2, 23, 2 * 2048)
     assert u.reserved_slot_steps == 1 and u.never_used_slot_steps == 2 * (2048 - 12)
-    pow2 = kv_layout.usage(r, "contiguous-pow2")
-    assert pow2.allocated_slot_steps == 2 * 16 and pow2.never_used_slot_steps == 2 * 4
+    pow2 = kv_layout.usage(r, "contiguous-pow2")  # prompt 10 + output 2 rounded to a power of two: 12
+    assert pow2.allocated_slot_steps == 2 * 12 and pow2.never_used_slot_steps == 0
     oracle = kv_layout.usage(r, "contiguous-oracle")
     assert oracle.allocated_slot_steps == 24 and oracle.never_used_slot_steps == 0 and oracle.reserved_slot_steps == 1
     paged = kv_layout.usage(r, "paged", 16)  # one block of 16 in both steps; slots 12..15 never used
@@ -38,6 +40,30 @@ def test_one_request_by_hand_under_every_policy():
     assert paged.table_entries_per_sequence == 1
     four = kv_layout.usage(r, "paged", 4)  # blocks: 3 (12 slots) in both steps: 11 and 12 tokens
     assert (four.allocated_slot_steps, four.reserved_slot_steps, four.never_used_slot_steps) == (24, 1, 0)
+
+
+def test_orca_pow2_rounds_the_output_up_to_a_power_of_two_and_adds_the_prompt():
+    # vLLM §6.1: a true output of 25 tokens is given 32 slots for outputs; the prompt is reserved as it is.
+    assert kv_layout.reservation("contiguous-pow2", 100, 25) == 100 + 32
+    assert kv_layout.reservation("contiguous-pow2", 100, 32) == 132 and kv_layout.reservation("contiguous-pow2", 7, 1) == 8
+    # not the power of two of the whole length (128 + 32 = 160 would round to 256)
+    assert kv_layout.reservation("contiguous-pow2", 128, 25) == 160
+    # never past the max sequence length: 1,500 + 512 would be 2,012; 1,800 + 256 is capped at 2,048
+    assert kv_layout.reservation("contiguous-pow2", 1500, 300) == 2012
+    assert kv_layout.reservation("contiguous-pow2", 1800, 248) == traces.MAX_TOKENS
+    assert kv_layout.reservation("contiguous-max", 100, 25) == 2048
+    assert kv_layout.reservation("contiguous-oracle", 100, 25) == 125
+    u = kv_layout.usage([Request(0, 100, 25)], "contiguous-pow2")
+    assert u.allocated_slot_steps == 25 * 132 and u.never_used_slot_steps == 25 * (132 - 125)
+    with pytest.raises(ValueError, match="policy must be one of"):
+        kv_layout.reservation("paged", 100, 25)
+
+
+def test_the_issues_pow2_figures():
+    # Issue 22: the Orca-trace token share of Orca(Pow2) is 83.1 % (61.0 % when the whole length was rounded), and
+    # Qwen3-32B on an H100 of 80e9 bytes fits 143 requests (105 before).
+    assert kv_layout.fit(ANCHOR, H100, "orca", "contiguous-pow2").token_share == pytest.approx(0.831, rel=0.01)
+    assert kv_layout.fit(QWEN32B, H100, "orca", "contiguous-pow2").max_requests == pytest.approx(143, rel=0.01)
 
 
 def brute_force(requests, policy, b, share=True):
@@ -49,7 +75,7 @@ def brute_force(requests, policy, b, share=True):
         for j in range(1, r.output + 1):
             w = q + j
             if policy != "paged":
-                hold = kv_layout.reservation(policy, length)
+                hold = kv_layout.reservation(policy, q, r.output)
                 slots = [(pos, r.samples) for pos in range(hold)]
             else:
                 prefix_end = r.prefix // b * b if share else 0
@@ -234,9 +260,9 @@ def test_reserving_the_max_length_fits_the_same_requests_whatever_their_lengths(
 # What the lesson prints, on the default requests (1,000 of each trace, seed 0) with blocks of 16.
 LESSON = {
     # trace: policy -> (token share %, one decimal; anchor on H100 fits; Qwen3-32B on H100 fits)
-    "orca": {"contiguous-max": (15.6, 85, 26), "contiguous-pow2": (61.0, 131, 105),
+    "orca": {"contiguous-max": (15.6, 85, 26), "contiguous-pow2": (83.1, 138, 143),
              "contiguous-oracle": (88.4, 139, 152), "paged": (97.7, 141, 168)},
-    "chat": {"contiguous-max": (42.9, 85, 26), "contiguous-pow2": (51.3, 92, 32),
+    "chat": {"contiguous-max": (42.9, 85, 26), "contiguous-pow2": (62.6, 100, 39),
              "contiguous-oracle": (72.2, 105, 45), "paged": (99.2, 116, 62)},
 }
 
@@ -342,7 +368,7 @@ def check_snapshot(snap: kv_layout.Snapshot, requests) -> None:
         r = requests[p.request]
         assert 1 <= p.step <= r.output and p.written == r.prompt_total + p.step and p.length == r.length
         if snap.policy != "paged":
-            assert p.reserved == kv_layout.reservation(snap.policy, r.length) and p.blocks == ()
+            assert p.reserved == kv_layout.reservation(snap.policy, r.prompt_total, r.output) and p.blocks == ()
             assert 0 <= p.start and p.start + p.reserved <= cap
             slots = range(p.start, p.start + p.written)
         else:
@@ -368,6 +394,15 @@ def check_snapshot(snap: kv_layout.Snapshot, requests) -> None:
             for n in p.blocks:
                 mapped[n] = mapped.get(n, 0) + 1
         assert all(snap.refcounts[n] == mapped.get(n, 0) for n in range(cap // b))
+        for p in snap.sequences:  # its block table: its blocks, what each holds, and where it copied on write
+            table = kv_layout.block_table(snap, p.request, p.sample)
+            assert tuple(e.physical for e in table) == p.blocks and [e.logical for e in table] == list(range(len(table)))
+            assert all(e.refcount == snap.refcounts[e.physical] for e in table)
+            assert sum(e.tokens for e in table) == p.written and all(0 < e.tokens <= b for e in table)
+            shared, copy = divmod(p.parted, b)
+            assert all(e.refcount > 1 for e in table[:shared])  # the blocks before it parted are mapped, not copied
+            assert [(e.logical, e.copied) for e in table if e.copied] == ([(shared, copy)] if copy else [])
+            assert all(e.refcount == 1 for e in table if e.copied)
         assert snap.slots(TOKEN) + snap.slots(SHARED) == len(owners)
         assert snap.used == len(mapped) * b
     else:  # reservations are disjoint, packed end to end
@@ -408,6 +443,28 @@ def test_sharing_in_a_snapshot_saves_exactly_the_shared_blocks():
     assert shared.slots(SHARED) > 0 and copied.slots(SHARED) == 0
 
 
+def test_block_tables_show_where_samples_and_requests_part():
+    # Four samples of each request: they map the prompt's full blocks and each copies the prompt's last part-block.
+    snap = kv_layout.trace_snapshot("orca", "paged", 16, 0, 4)
+    r = kv_layout.trace_requests("orca", 0, 4)[0]
+    tables = [kv_layout.block_table(snap, 0, k) for k in range(4)]
+    full, rest = divmod(r.prompt_total, 16)
+    assert rest and all(p.parted == r.prompt_total for p in snap.sequences if p.request == 0)
+    assert len({tuple(e.physical for e in t[:full]) for t in tables}) == 1  # one copy of the prompt's full blocks
+    assert all(e.refcount == 4 for t in tables for e in t[:full])
+    copies = [t[full] for t in tables]
+    assert len({e.physical for e in copies}) == 4 and all(e.copied == rest and e.refcount == 1 for e in copies)
+    # A 341-token prefix: every request maps its 21 full blocks and copies its last 5 tokens into a block of its own.
+    snap = kv_layout.trace_snapshot("orca", "paged", 16, 341, 1)
+    tables = [kv_layout.block_table(snap, i) for i in range(snap.requests)]
+    assert snap.requests > 1 and all(t[20].refcount == snap.requests and t[21].copied == 5 for t in tables)
+    assert len({t[0].physical for t in tables}) == 1 and len({t[21].physical for t in tables}) == snap.requests
+    # Nothing shared: no copies; a contiguous reservation has no block table; a request not admitted has none either.
+    assert not any(e.copied for e in kv_layout.block_table(kv_layout.trace_snapshot("orca", "paged", 16)))
+    assert kv_layout.block_table(kv_layout.trace_snapshot("orca", "contiguous-max")) == ()
+    assert kv_layout.block_table(snap, snap.requests) == () and snap.sequence(snap.requests) is None
+
+
 def test_the_same_moment_for_every_policy_and_the_same_result_every_time():
     a = kv_layout.snapshot(kv_layout.trace_requests("chat"), "paged", 16, seed=3)
     b = kv_layout.snapshot(kv_layout.trace_requests("chat"), "paged", 16, seed=3)
@@ -437,11 +494,57 @@ def test_swap_or_recompute_one_sequence():
     assert p.swap_bytes == 304 * ANCHOR_KV + ANCHOR_STATE == 170_917_888
     e = roofline.prefill(ANCHOR, H100, tokens=300)
     assert p.recompute_s == e.time_s and p.recompute_flops == e.flops
-    assert p.break_even_link_bytes_per_s == pytest.approx(p.swap_bytes / e.time_s)
-    assert round(p.recompute_s * 1e3, 2) == 15.6 and round(p.break_even_link_bytes_per_s / 1e9, 1) == 11.0
+    assert p.break_even_link_bytes_per_s == pytest.approx(2 * p.swap_bytes / e.time_s)
     assert p.swap_s(25e9) == pytest.approx(170_917_888 / 25e9)
     dense = kv_layout.preemption(LLAMA, presets.hardware("a100-sxm-80gb"), tokens=300)
     assert dense.state_bytes == 0 and dense.swap_bytes == 304 * 524_288
+
+
+def test_swapping_over_the_host_link_both_ways():
+    # The H100's PCIe Gen5 x16: 128 GB/s both ways together, 64 GB/s each way (the preset's host link).
+    assert H100.host_link_bytes_per_s == 64e9 and "PCIe Gen5" in H100.host_link_source
+    long, short = kv_layout.preemption(ANCHOR, H100, 2048), kv_layout.preemption(ANCHOR, H100, 256)
+    assert long.swap_bytes == 2048 * ANCHOR_KV + ANCHOR_STATE == 285_212_672
+    assert long.swap_out_s == long.swap_in_s == pytest.approx(285_212_672 / 64e9)  # 4.46 ms each way
+    assert long.swap_round_trip_s == pytest.approx(2 * 285_212_672 / 64e9)
+    assert short.swap_bytes == 256 * ANCHOR_KV + ANCHOR_STATE and short.swap_round_trip_s * 1e3 == pytest.approx(5.24, rel=0.01)
+    # Recomputing on its own: a 2,048-token prefill of 101.7 ms (compute-bound), a 256-token one of 15.4 ms (one
+    # read of the weights). Both break even far below PCIe: by that bound swap always wins.
+    assert long.recompute_s * 1e3 == pytest.approx(101.69, rel=0.01)
+    assert short.recompute_s * 1e3 == pytest.approx(15.36, rel=0.01)
+    assert long.break_even_link_bytes_per_s / 1e9 == pytest.approx(5.61, rel=0.01)
+    assert short.break_even_link_bytes_per_s / 1e9 == pytest.approx(21.85, rel=0.01)
+    assert max(long.break_even_link_bytes_per_s, short.break_even_link_bytes_per_s) < H100.host_link_bytes_per_s
+    # A GPU without a sourced host link gives no swap time, only the bytes and the break-even.
+    unsourced = kv_layout.preemption(ANCHOR, dataclasses.replace(H100, host_link_bytes_per_s=None), 256)
+    with pytest.raises(ValueError, match="no host-link bandwidth"):
+        _ = unsourced.swap_in_s
+    assert unsourced.break_even_link_bytes_per_s == short.break_even_link_bytes_per_s
+
+
+def test_a_recompute_merged_into_a_memory_bound_decode_step_costs_almost_nothing():
+    # 16 requests decoding at 300 tokens of context: the step reads the weights once. A 256-token recompute that
+    # joins it adds 272 tokens of matmuls that still take less time than that read, so it costs only its own
+    # causal attention (compute-bound: 256 x 257 / 2 pairs of 393,216 FLOPs) and writing its state once.
+    short = kv_layout.preemption(ANCHOR, H100, 256)
+    assert (short.decoders, short.context) == (16, 300)
+    step = scheduler.step_cost(ANCHOR, H100)
+    assert short.decode_step_s == step.time_s(0, 0.0, 16, 16 * 300, 0)
+    assert short.merged_step_s == step.time_s(256, step.prefill_attention_s(256), 16, 16 * 300, 1)
+    by_hand = max(393_216 * 256 * 257 / 2 / 989.5e12, 256 * ANCHOR_KV / 3.35e12) + ANCHOR_STATE / 3.35e12
+    assert short.marginal_recompute_s == pytest.approx(by_hand, rel=1e-9)  # 58 µs
+    assert short.marginal_recompute_s * 1e3 == pytest.approx(0.0581, rel=0.01)
+    assert short.recompute_s / short.marginal_recompute_s > 200  # 15.4 ms alone
+    assert short.swap_round_trip_s / short.marginal_recompute_s > 80  # a swap would cost 90 times more
+    # To beat that the link would need 5.8 TB/s each way, 90 times PCIe Gen5.
+    assert short.merged_break_even_link_bytes_per_s / 1e12 == pytest.approx(5.77, rel=0.01)
+    # At 2,048 tokens the prefill is compute-bound either way and adds nearly all of itself: swap wins there.
+    long = kv_layout.preemption(ANCHOR, H100, 2048)
+    assert long.marginal_recompute_s * 1e3 == pytest.approx(87.2, rel=0.01)
+    assert long.marginal_recompute_s > long.swap_round_trip_s
+    assert long.merged_break_even_link_bytes_per_s < H100.host_link_bytes_per_s
+    with pytest.raises(ValueError, match="decoders must be a whole number"):
+        kv_layout.preemption(ANCHOR, H100, 256, decoders=0)
 
 
 def test_a_hybrid_state_beside_its_kv():
@@ -450,6 +553,7 @@ def test_a_hybrid_state_beside_its_kv():
     assert h.state_tokens == 2304  # a state weighs as much as 2,304 tokens of KV, more than MAX_TOKENS
     assert h.layer_state_bytes == 48 * 128 * 128 * 4 == 3_145_728 and h.layer_kv_bytes_per_token == 2 * 4 * 256 * 2
     assert h.matched_block_size == 768 and kv_layout.hybrid_state(ANCHOR, state_dtype="bf16").matched_block_size == 384
+    # At blocks of 16 (what a dense model gets), the prefix's 21 full blocks and one state at their end.
     assert (h.cached_prefix_tokens, h.recompute_tokens, h.boundary_states, h.every_boundary_states) == (336, 5, 1, 21)
     assert h.cached_prefix_kv_bytes == 336 * ANCHOR_KV
     # it does not grow with length: the memory of one request at 1 and at 2,048 tokens differs by KV alone
@@ -458,3 +562,48 @@ def test_a_hybrid_state_beside_its_kv():
     assert dense.state_bytes == 0 and dense.state_tokens == 0 and dense.boundary_states == 0
     assert dense.every_boundary_states == 0 and dense.matched_block_size == 0
     assert math.isclose(kv_layout.hybrid_state(ANCHOR, 1).matched_block_size * 4096, 3_145_728)
+
+
+def test_the_conv_window_is_what_the_state_leaves_out():
+    # vLLM's gated_delta_net_state_shape: (conv_kernel - 1) x (2 x 16 x 128 + 48 x 128) = 3 x 10,240 per layer, BF16
+    assert cache.conv_state_bytes_per_request(ANCHOR) == 48 * 3 * 10_240 * 2 == 2_949_120
+    assert cache.conv_state_bytes_per_request(ANCHOR, "fp32") == 2 * 2_949_120
+    assert cache.conv_state_bytes_per_request(QWEN32B) == 0
+    h = kv_layout.hybrid_state(ANCHOR)
+    assert (h.conv_bytes, h.layer_conv_bytes) == (2_949_120, 61_440)
+    assert h.conv_share == pytest.approx(2_949_120 / (2_949_120 + ANCHOR_STATE)) and 0.019 < h.conv_share < 0.02
+    with pytest.raises(ValueError, match="conv_dtype must be one of"):
+        cache.conv_state_bytes_per_request(ANCHOR, "fp8")
+
+
+def test_vllms_hybrid_block_for_the_anchor():
+    # One GDN layer's page: S 3,145,728 B (FP32) + conv window 61,440 B = 3,207,168 B = 783 tokens of one attention
+    # layer's 4,096 B, rounded up to a multiple of 16: 784 tokens, the page padded by 4,096 / 3,207,168 = 0.13 %.
+    # vLLM logs "Setting attention block size to 784 tokens" for this family (issue #36010; LMCache PR #5079).
+    h = kv_layout.hybrid_state(ANCHOR, prefix_tokens=341)
+    assert h.layer_page_bytes == 3_207_168 == 783 * 4096
+    assert h.vllm_block_size == 784 == h.block_size and round(h.page_padding_share * 100, 2) == 0.13
+    assert kv_layout.hybrid_state(ANCHOR, state_dtype="bf16").vllm_block_size == 400  # 1,634,304 B = 399 x 4,096
+    # A 341-token prefix is shorter than one block: nothing of it is reusable, no state is kept for it.
+    assert (h.cached_prefix_tokens, h.boundary_states, h.recompute_tokens) == (0, 0, 341)
+    assert all(h.reused_tokens(own) == 0 for own in (0, 32, 443, 512))
+    # A dense model keeps vLLM's default block of 16, and reuses the prefix's full blocks.
+    dense = kv_layout.hybrid_state(QWEN32B, prefix_tokens=341)
+    assert (dense.block_size, dense.vllm_block_size, dense.cached_prefix_tokens) == (16, 0, 336)
+    assert dense.reused_tokens(800) == 336
+
+
+def test_a_later_request_reuses_a_hybrids_prefix_only_if_the_checkpoint_fell_inside_it():
+    # Issue #45238: the first request's state is kept only at the last block boundary before its prompt ended.
+    h = kv_layout.hybrid_state(ANCHOR, prefix_tokens=1600)  # two full blocks of 784: 1,568 tokens
+    assert h.cached_prefix_tokens == 1568 and h.boundary_states == 1 and h.every_boundary_states == 2
+    assert h.reused_tokens(0) == h.reused_tokens(100) == h.reused_tokens(751) == 1568  # ends before 2,352
+    assert h.reused_tokens(752) == h.reused_tokens(800) == 0  # its checkpoint, 2,352, is in its own tokens
+    assert (h.checkpoint(100), h.checkpoint(800)) == (1568, 2352) and h.checkpoint(0) == 1568
+    # the issue's own numbers, blocks of 528 (Qwen3.5-4B): 1,600 shared + ~500 own hit; 1,500 + 700 do not
+    assert kv_layout.hybrid_state(ANCHOR, 528, 1600).reused_tokens(500) == 1584
+    assert kv_layout.hybrid_state(ANCHOR, 528, 1500).reused_tokens(700) == 0
+    with pytest.raises(ValueError, match="first_own_tokens must be a whole number"):
+        h.reused_tokens(-1)
+    with pytest.raises(ValueError, match="block_size must be a whole number"):
+        kv_layout.hybrid_state(ANCHOR, 0)

@@ -13,6 +13,10 @@ from tests.sim.test_widgets import check_view
 
 # Hand arithmetic for the anchor on an H100 (see tests/sim/test_serving.py for the pieces).
 WEIGHTS = 25_623_939_584 * 2
+# A prefill runs the LM head (248,320 vocab x 5,120 hidden) only at the prompt's last position, the decoder
+# layers' 25,623,939,584 - 1,271,398,400 = 24,352,541,184 matmul weights at every prompt token.
+LM_HEAD = 248_320 * 5_120  # 1,271,398,400
+LAYER_WEIGHTS = 25_623_939_584 - LM_HEAD  # 24,352,541,184
 KV_ROW = 16 * 2 * 4 * 256 * 2
 STATE = 48 * 48 * 128 * 128 * 4
 PREFILL_S = (WEIGHTS + 10 * KV_ROW + STATE) / 3.35e12  # memory-bound: 10 tokens are far below the ridge
@@ -20,10 +24,11 @@ DECODE_S = (500 * WEIGHTS + KV_ROW * sum(range(11, 511)) + 500 * 2 * STATE) / 3.
 ATTENTION_FLOPS_PER_PAIR = 16 * 24 * 256 * 4  # 16 full-attention layers x 24 query heads x 256 dims x (QK + PV)
 # A 2,048-token prompt, operation by operation: the matmuls (intensity 2,048 > 295) and the causal attention
 # are compute-bound, the state write memory-bound; the step is their sum.
-MATMULS_2048_S = 2 * 25_623_939_584 * 2048 / 989.5e12  # 106.0694 ms
+MATMUL_2048_FLOPS = 2 * LAYER_WEIGHTS * 2048 + 2 * LM_HEAD  # 99,750,551,486,464
+MATMULS_2048_S = MATMUL_2048_FLOPS / 989.5e12  # 100.8090 ms (106.0694 with the LM head at all 2,048)
 ATTENTION_2048_S = ATTENTION_FLOPS_PER_PAIR * (2048 * 2049 // 2) / 989.5e12  # 0.8338 ms
 STATE_WRITE_S = STATE / 3.35e12  # 0.0451 ms
-PREFILL_2048_S = MATMULS_2048_S + ATTENTION_2048_S + STATE_WRITE_S  # 106.948 ms
+PREFILL_2048_S = MATMULS_2048_S + ATTENTION_2048_S + STATE_WRITE_S  # 101.688 ms (was 106.948)
 
 
 def values(view: dict) -> dict:
@@ -59,7 +64,12 @@ def test_decode_total_equals_500_single_steps():
 
 def test_intensity_is_about_the_token_count_for_prefill_and_one_for_decode():
     v = values(widgets.render("phase-table", {}))
-    assert v["prefill_intensity"] == pytest.approx(10, rel=0.01)
+    # A little under 10 for 10 tokens, as the LM head (5% of the matmul weights) runs at the last one only:
+    # (2 x 24,352,541,184 x 10 + 2 x 1,271,398,400 + 393,216 x 55) FLOP
+    # / (51,247,879,168 + 10 x 65,536 + 150,994,944) B = 489,615,247,360 / 51,399,529,472 = 9.5257 FLOP/B
+    flops = 2 * LAYER_WEIGHTS * 10 + 2 * LM_HEAD + ATTENTION_FLOPS_PER_PAIR * (10 * 11 // 2)
+    assert v["prefill_intensity"] == pytest.approx(flops / (WEIGHTS + 10 * KV_ROW + STATE), rel=1e-5)
+    assert v["prefill_intensity"] == pytest.approx(9.5257, abs=0.0001)
     assert v["decode_intensity"] == pytest.approx(1, abs=0.01)
     assert v["prefill_shape"] == 10 and v["decode_shape"] == 1
     assert v["ridge"] == pytest.approx(989.5 / 3.35, rel=1e-5)
@@ -83,17 +93,17 @@ def test_long_prompt_prefill_is_the_sum_of_its_operations():
     view = widgets.render("phase-table", {"prompt_tokens": 2048})
     v = values(view)
     assert v["prefill_ms"] == pytest.approx(PREFILL_2048_S * 1e3, rel=1e-5)
-    assert view["outputs"]["prefill_ms"]["text"] == "106.95 ms"  # 106.903 ms as one aggregate max
-    assert view["outputs"]["ttft_ms"]["text"] == "TTFT = 106.95 ms"
+    assert view["outputs"]["prefill_ms"]["text"] == "101.69 ms"  # 101.643 ms as one aggregate max
+    assert view["outputs"]["ttft_ms"]["text"] == "TTFT = 101.69 ms"
     assert view["derivations"]["prefill_ms"] == (
-        "矩阵乘 max(105.0 TFLOP ÷ 989.5 TFLOP/s, 51.25 GB ÷ 3.35 TB/s) "
+        "矩阵乘 max(99.75 TFLOP ÷ 989.5 TFLOP/s, 51.25 GB ÷ 3.35 TB/s) "
         "+ 注意力 max(825.0 GFLOP ÷ 989.5 TFLOP/s, 134.2 MB ÷ 3.35 TB/s) + 递归状态 151.0 MB ÷ 3.35 TB/s "
-        "= 106.07 ms + 0.834 ms + 0.0451 ms = 106.95 ms（若各算子完全重叠：max(106.90 ms, 15.38 ms) = 106.90 ms）")
-    compute_share = (MATMULS_2048_S + ATTENTION_2048_S) / PREFILL_2048_S  # 99.958%
+        "= 100.81 ms + 0.834 ms + 0.0451 ms = 101.69 ms（若各算子完全重叠：max(101.64 ms, 15.38 ms) = 101.64 ms）")
+    compute_share = (MATMULS_2048_S + ATTENTION_2048_S) / PREFILL_2048_S  # 99.956%
     assert f"{compute_share * 100:.2f}" == "99.96"
     assert view["derivations"]["prefill_bound"] == (
-        "矩阵乘 106.07 ms（算力受限） + 注意力 0.834 ms（算力受限） + 递归状态 0.0451 ms（带宽受限）；"
-        "算力受限的时间 106.90 ms ÷ 106.95 ms = 99.96% → 算力受限为主（混合）")
+        "矩阵乘 100.81 ms（算力受限） + 注意力 0.834 ms（算力受限） + 递归状态 0.0451 ms（带宽受限）；"
+        "算力受限的时间 101.64 ms ÷ 101.69 ms = 99.96% → 算力受限为主（混合）")
     assert view["outputs"]["prefill_bound"]["text"] == "算力受限为主（混合）"
     assert view["outputs"]["prefill_mfu"]["text"] == "99.96%"  # not rounded up to 100%
     # Batch-1 decode stays memory-bound throughout, so the answer's per-token time is the old sum of bytes.
@@ -111,9 +121,9 @@ def test_efficiencies_slow_the_bound_they_limit():
     # Half the compute: the 2,048-token prefill's compute-bound ops take twice as long, the state write not;
     # utilisation is against the datasheet's 989.5 TFLOP/s, so it falls to about half.
     view = widgets.render("phase-table", {"compute_efficiency": 0.5, "prompt_tokens": 2048})
-    slow_compute = 2 * (MATMULS_2048_S + ATTENTION_2048_S) + STATE_WRITE_S  # 213.851 ms
+    slow_compute = 2 * (MATMULS_2048_S + ATTENTION_2048_S) + STATE_WRITE_S  # 203.331 ms
     assert values(view)["prefill_ms"] == pytest.approx(slow_compute * 1e3, rel=1e-5)
-    flops = 2 * 25_623_939_584 * 2048 + ATTENTION_FLOPS_PER_PAIR * (2048 * 2049 // 2)
+    flops = MATMUL_2048_FLOPS + ATTENTION_FLOPS_PER_PAIR * (2048 * 2049 // 2)
     assert values(view)["prefill_mfu"] == pytest.approx(100 * flops / slow_compute / 989.5e12, rel=1e-5)
     assert view["outputs"]["prefill_mfu"]["text"] == "50.0%"  # 49.99%, to three digits
     assert values(view)["decode_ms_per_token"] == pytest.approx(

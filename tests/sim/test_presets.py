@@ -1,17 +1,49 @@
+import json
+import os
+
 import pytest
 
 from sim import model_size, presets
 
 
 def test_hardware_figures_are_converted_to_si_exactly():
+    # Memory is what the device reports, in MiB: 81,559 x 2^20 = 85,520,809,984 B for the "80 GB" H100;
+    # the datasheet's round figure is kept apart, as 80 x 10^9 B.
     h100 = presets.hardware("h100-sxm")
     assert h100.peak_flops_per_s == 989.5e12
     assert h100.bandwidth_bytes_per_s == 3.35e12
-    assert h100.memory_bytes == 80e9
+    assert h100.memory_bytes == 85_520_809_984
+    assert h100.datasheet_memory_bytes == 80e9
+    assert h100.host_link_bytes_per_s == 64e9
     a100 = presets.hardware("a100-sxm-80gb")
     assert (a100.peak_flops_per_s, a100.bandwidth_bytes_per_s) == (312e12, 2_039_000_000_000)
+    assert (a100.memory_bytes, a100.datasheet_memory_bytes) == (85_899_345_920, 80e9)  # 81,920 MiB
     h200 = presets.hardware("h200-sxm")
-    assert (h200.peak_flops_per_s, h200.bandwidth_bytes_per_s, h200.memory_bytes) == (989.5e12, 4.8e12, 141e9)
+    assert (h200.peak_flops_per_s, h200.bandwidth_bytes_per_s) == (989.5e12, 4.8e12)
+    assert (h200.memory_bytes, h200.datasheet_memory_bytes) == (150_754_820_096, 141e9)  # 143,771 MiB
+    b200 = presets.hardware("b200")
+    assert (b200.peak_flops_per_s, b200.bandwidth_bytes_per_s) == (2250e12, 8e12)
+    assert (b200.memory_bytes, b200.datasheet_memory_bytes) == (192_265_846_784, 180e9)  # 183,359 MiB
+    assert b200.host_link_bytes_per_s is None
+
+
+def test_every_gpu_preset_has_the_memory_its_device_reports_and_a_source_for_it():
+    with open(os.path.join(presets.PRESETS_DIR, "hardware.json"), encoding="utf-8") as f:
+        raw = json.load(f)
+    assert set(raw) == set(presets.hardware_keys())
+    for key in presets.hardware_keys():
+        hw = presets.hardware(key)
+        mib = raw[key]["reported_memory_mib"]
+        assert isinstance(mib, int)
+        assert hw.memory_bytes == mib * 2**20, key
+        # A binary MiB figure of an "80 GB" part is more than the datasheet's decimal 80 x 10^9 B.
+        assert hw.memory_bytes > hw.datasheet_memory_bytes > 0, key
+        assert hw.memory_source.strip() and hw.source.strip(), key
+        if hw.host_link_bytes_per_s is None:
+            continue
+        assert isinstance(hw.host_link_bytes_per_s, (int, float)) and not isinstance(hw.host_link_bytes_per_s, bool)
+        assert hw.host_link_bytes_per_s > 0, key
+        assert hw.host_link_source.strip(), key
 
 
 def test_required_presets_exist_and_cite_a_source():

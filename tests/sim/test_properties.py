@@ -57,7 +57,8 @@ def test_decode_is_monotonic_in_batch_and_context(m, hw, b, ctx, db, dctx, dtype
 @given(models, gpus, st.integers(1, 8192))
 def test_prefill_intensity_is_about_tokens(m, hw, t):
     # Weights dominate the bytes, so FLOPs/bytes ~ 2NT / 2N = T, raised by attention FLOPs (quadratic
-    # in T, so this holds only while matmuls dominate) and lowered by KV and state writes.
+    # in T, so this holds only while matmuls dominate) and lowered by KV and state writes, and by the LM head,
+    # which a prefill runs at the last position only (5% of the anchor's matmul weights, 2% of Llama-2-7B's).
     e = roofline.prefill(m, hw, tokens=t)
     assert 0.75 * t <= e.intensity <= 1.25 * t
 

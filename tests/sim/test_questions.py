@@ -25,7 +25,8 @@ KV_GB = 2 * 32 * 32 * 128 * 2 * 2048 * 32 / 1e9
 # 150,994,944 B. A 2,048-token reservation with its state: 134,217,728 + 150,994,944 = 285,212,672 B.
 ANCHOR_RESIDENT, ANCHOR_KV, ANCHOR_STATE = 55_562_855_904, 65_536, 150_994_944
 RESERVATION = 2048 * ANCHOR_KV + ANCHOR_STATE
-FIT_AT_MAX = (80_000_000_000 - ANCHOR_RESIDENT) // RESERVATION  # 85
+H100_MEMORY = int(presets.hardware("h100-sxm").memory_bytes)  # as the preset gives it (80e9 B at the datasheet)
+FIT_AT_MAX = (H100_MEMORY - ANCHOR_RESIDENT) // RESERVATION  # 85 at 80e9 B
 # Two requests with 100-token prompts arrive together, writing 10 and 100 tokens. Every step is memory-bound, so
 # it costs its bytes over 3.35 TB/s: the weights, plus the KV rows read and written, plus the state (written once
 # by a joiner, read and written back by a decoder). Step 1 is both prompts' prefill (200 rows written, each
@@ -70,8 +71,8 @@ MISTAKES = {
     "tpot-share": {"no_ttft": 100.0, "ttft_share": 0.2 / 12.7 * 100},
     "decode-mfu-7b-a100": {"per_parameter": 2 * MFU, "full": 100.0},
     "decode-speed-anchor-h100": {"compute": 989.5e12 / (2 * ANCHOR_PARAMS), "per_parameter": 3.35e12 / ANCHOR_PARAMS},
-    "kv-reserve-max-anchor-h100": {"no_state": (80_000_000_000 - ANCHOR_RESIDENT) // (2048 * ANCHOR_KV),  # 182
-                                   "matmul_weights": (80_000_000_000 - 2 * ANCHOR_PARAMS) // RESERVATION},  # 100
+    "kv-reserve-max-anchor-h100": {"no_state": (H100_MEMORY - ANCHOR_RESIDENT) // (2048 * ANCHOR_KV),  # 182 at 80e9
+                                   "matmul_weights": (H100_MEMORY - 2 * ANCHOR_PARAMS) // RESERVATION},  # 100 at 80e9
     "static-held-short-request": {"returned_when_done": HELD_DONE_S / 10 * 1e3},
     "paged-empty-slots-b16": {"no_waste": 0, "whole_block": 16, "bound": 15},
     "swap-bytes-anchor-2048": {"no_state": 2048 * ANCHOR_KV / 1e6, "all_layers": 2048 * 4 * ANCHOR_KV / 1e6},
@@ -163,9 +164,9 @@ def test_words_are_only_derivations_and_mistakes():
     ("decode-speed-anchor-h100", 65.4, None),  # weights only: bandwidth / weight bytes
     ("decode-speed-anchor-h100", 19_300, "compute"),
     ("h100-vs-a100-decode", 3.17, "compute"),
-    ("kv-reserve-max-anchor-h100", 85, None),
-    ("kv-reserve-max-anchor-h100", 182, "no_state"),  # the 151 MB state forgotten
-    ("kv-reserve-max-anchor-h100", 100, "matmul_weights"),
+    ("kv-reserve-max-anchor-h100", FIT_AT_MAX, None),
+    ("kv-reserve-max-anchor-h100", MISTAKES["kv-reserve-max-anchor-h100"]["no_state"], "no_state"),  # state forgotten
+    ("kv-reserve-max-anchor-h100", MISTAKES["kv-reserve-max-anchor-h100"]["matmul_weights"], "matmul_weights"),
     ("static-held-short-request", 150, None),  # 100 steps of about 15 ms over 10 tokens
     ("static-held-short-request", 15.4, "returned_when_done"),
     ("paged-empty-slots-b16", 8, None),  # half a block

@@ -21,6 +21,10 @@ A100 = presets.hardware("a100-sxm-80gb")
 # 48 Gated DeltaNet layers with 48 value heads of 128 x 128 state in FP32; 24 query heads; vocab 248,320.
 N_MATMUL = 25_623_939_584  # the reference lessons' matmul-parameter count
 WEIGHT_BYTES = 2 * N_MATMUL  # 51,247,879,168
+# A prefill runs the LM head (vocab 248,320 x hidden 5,120) only at the prompt's last position, where the next token
+# is sampled; the decoder layers' other 25,623,939,584 - 1,271,398,400 = 24,352,541,184 weights at every token.
+LM_HEAD = 248_320 * 5_120  # 1,271,398,400
+N_LAYERS_MATMUL = N_MATMUL - LM_HEAD  # 24,352,541,184
 KV_ROW = 16 * 2 * 4 * 256 * 2  # 65,536 B per token
 STATE = 48 * 48 * 128 * 128 * 4  # 150,994,944 B per request
 ATTENTION_PER_CACHED_TOKEN = 16 * 24 * 256 * 2 * 2  # q.k and p.v, 2 FLOPs per multiply-add: 393,216
@@ -65,7 +69,9 @@ def test_prefill_cells_of_the_running_example():
     assert stages["write-cache"].time_s == pytest.approx(written / H100_BYTES_PER_S, rel=1e-12)
     prefill = stages["prefill"]
     assert prefill.bytes == WEIGHT_BYTES + written == 51_399_136_256
-    assert prefill.flops == 2 * N_MATMUL * 4 + ATTENTION_PER_CACHED_TOKEN * (1 + 2 + 3 + 4)  # causal: i sees i
+    # causal: i sees i; the LM head once, at the last of the 4 tokens
+    assert prefill.flops == 2 * N_LAYERS_MATMUL * 4 + 2 * LM_HEAD + ATTENTION_PER_CACHED_TOKEN * (1 + 2 + 3 + 4)
+    assert prefill.flops == 197_367_058_432  # 194,820,329,472 + 2,542,796,800 + 3,932,160
     assert prefill.time_s * 1e3 == pytest.approx(51_399_136_256 / H100_BYTES_PER_S * 1e3, rel=1e-12)
     assert prefill.time_s * 1e3 == pytest.approx(15.343, abs=0.0005)
 
@@ -89,8 +95,10 @@ def test_english_example_cells_are_computed_with_five_tokens():
     assert written == 151_322_624
     assert stages["write-cache"].bytes == written
     assert stages["prefill"].bytes == WEIGHT_BYTES + written == 51_399_201_792
-    assert stages["prefill"].flops == 2 * N_MATMUL * 5 + ATTENTION_PER_CACHED_TOKEN * (1 + 2 + 3 + 4 + 5)
-    assert stages["prefill"].flops == 256_245_294_080
+    assert stages["prefill"].flops == (2 * N_LAYERS_MATMUL * 5 + 2 * LM_HEAD
+                                       + ATTENTION_PER_CACHED_TOKEN * (1 + 2 + 3 + 4 + 5))
+    # 243,525,411,840 + 2,542,796,800 + 5,898,240 (256,245,294,080 with the LM head at all 5 tokens)
+    assert stages["prefill"].flops == 246_074_106_880
     assert stages["prefill"].time_s * 1e3 == pytest.approx(51_399_201_792 / H100_BYTES_PER_S * 1e3, rel=1e-12)
     # Context 5: 5 KV rows read and 1 written; the state read and written back.
     assert stages["read-cache"].bytes == 6 * KV_ROW + 2 * STATE == 302_383_104
@@ -143,7 +151,7 @@ def test_default_view_is_the_read_weights_cell():
 
 @pytest.mark.parametrize("step, bytes_text, flops_text, ms_text, note_bits", [
     ("tokenize", "0 B", "0 FLOP", "不计（CPU）", ["小明 · 把 · 苹果 · 给了", "CPU"]),
-    ("prefill", "51.40 GB", "205.0 GFLOP", "15.34 ms", ["51.25 GB", "被带宽卡住"]),
+    ("prefill", "51.40 GB", "197.4 GFLOP", "15.34 ms", ["51.25 GB", "被带宽卡住"]),  # 197,367,058,432 FLOP
     ("write-cache", "151.3 MB", "—", "0.0452 ms", ["16 层", "48 层", "151.0 MB"]),
     ("read-cache", "302.3 MB", "—", "0.0902 ms", ["2 × 151.0 MB", "302.3 MB"]),
     ("compute", "—", "51.25 GFLOP", "0.0518 ms", ["0.34%", "989.5"]),
@@ -167,6 +175,10 @@ def test_derivations_show_the_exact_byte_counts():
         "4 × 65,536 B（KV） + 150,994,944 B（递归状态） = 151,257,088 B = 151.3 MB")
     compute_view = widgets.render("request-path", {"step": "compute"})
     assert "51,249,452,032 FLOP" in compute_view["derivations"]["step_flops"]
+    prefill_view = widgets.render("request-path", {"step": "prefill"})
+    assert prefill_view["derivations"]["step_flops"] == (
+        "2 × 24,352,541,184 × 4 + 2 × 1,271,398,400（LM head 只算最后一个位置）+ 393,216 × 10（因果注意力）"
+        "= 197,367,058,432 FLOP = 197.4 GFLOP")
 
 
 def test_switching_gpu_changes_time_not_bytes():
@@ -190,7 +202,8 @@ def test_capacity_flag_is_in_the_view_and_off_for_every_preset():
     assert view["flags"] == {"capacity": False}
     out = view["outputs"]
     assert out["weights_total"] == {"value": 55.5629, "text": "55.56 GB"}  # the whole checkpoint, 55,562,855,904 B
-    assert out["usable_memory"] == {"value": 80, "text": "80.00 GB"}
+    # the H100 as the device reports it: 81,559 MiB = 85,520,809,984 B
+    assert out["usable_memory"] == {"value": 85.5208, "text": "85.52 GB"}
     assert out["gpus_needed"] == {"value": 1, "text": "1"}
     for hw, model in itertools.product(presets.hardware_keys(), presets.model_keys()):
         assert widgets.render("request-path", {"hardware": hw, "model": model})["flags"] == {"capacity": False}

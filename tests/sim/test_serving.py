@@ -129,9 +129,16 @@ def test_kv_per_token_matches_the_cache_module_in_bf16(key):
 
 def test_fitting_batch_matches_the_memory_module():
     per_request = memory.bytes_per_request(ANCHOR, 4096)
-    assert serving.fitting_batch(H100.memory_bytes, model_size.resident_weight_bytes(ANCHOR), per_request) == 58
-    # Llama-2-7B, 2,048 tokens, A100: (80e9 - 13,476,831,232) // 1,073,741,824 = 61.
+    # On the 85,520,809,984 B an H100 reports: (85,520,809,984 - 55,562,855,904) // 419,430,400 = 71,
+    # as memory.max_batch says; on the datasheet's 80e9 B, the reference's 58.
+    fits = serving.fitting_batch(H100.memory_bytes, model_size.resident_weight_bytes(ANCHOR), per_request)
+    assert fits == memory.max_batch(ANCHOR, H100, context=4096) == 71
+    assert serving.fitting_batch(H100.datasheet_memory_bytes, model_size.resident_weight_bytes(ANCHOR),
+                                 per_request) == 58
+    # Llama-2-7B, 2,048 tokens, A100: on the datasheet's 80 GB, (80e9 - 13,476,831,232) // 1,073,741,824 = 61;
+    # on the 85,899,345,920 B the device reports, 72,422,514,688 // 1,073,741,824 = 67.
     assert serving.fitting_batch(80e9, 13_476_831_232, 2_048 * 524_288) == 61
+    assert serving.fitting_batch(A100.memory_bytes, 13_476_831_232, 2_048 * 524_288) == 67
 
 
 def test_fitting_batch_is_zero_when_the_weights_alone_overflow():

@@ -34,11 +34,13 @@ def test_roofline_default_view_matches_the_running_example():
 
 
 def test_roofline_overflow_flag_turns_on_past_max_batch():
-    at = widgets.render("roofline", {"B": 58, "context": 4096})
-    past = widgets.render("roofline", {"B": 59, "context": 4096})
-    assert at["outputs"]["max_batch"]["value"] == 58 and not at["flags"]["overflow"]
+    # On the H100's 81,559 MiB = 85,520,809,984 B: (85,520,809,984 - 55,562,855,904) // 419,430,400 = 71 fit
+    # (the reference's 58 is the datasheet's 80e9 B); 71 / 27.389 ms = 2,592 tok/s.
+    at = widgets.render("roofline", {"B": 71, "context": 4096})
+    past = widgets.render("roofline", {"B": 72, "context": 4096})
+    assert at["outputs"]["max_batch"]["value"] == 71 and not at["flags"]["overflow"]
     assert past["flags"] == {"capacity": False, "overflow": True}
-    assert at["outputs"]["tokens_per_s"]["text"] == "2,304 tok/s"
+    assert at["outputs"]["tokens_per_s"]["text"] == "2,592 tok/s"
 
 
 # The anchor (Qwen3.8-27B) by hand: 2N = 51,247,879,168 FLOPs per token over 51,247,879,168 B of BF16 weights;
@@ -104,11 +106,16 @@ def test_roofline_small_batches_are_unchanged_every_operation_memory_bound():
 
 
 def test_roofline_prefill_note_names_its_compute_bound_operations():
-    # T = 2,048: matmuls (intensity 2,048) and causal attention are compute-bound; writing the state is not.
+    # T = 2,048: matmuls and causal attention are compute-bound; writing the state is not. With the LM head
+    # (1,271,398,400 of the 25,623,939,584 weights) only at the last position, the matmuls' intensity is
+    # (2 x 24,352,541,184 x 2,048 + 2 x 1,271,398,400) / 51,247,879,168 = 1,946.4, not 2,048; the whole step's
+    # (99,750,551,486,464 + 393,216 x 2,048 x 2,049 / 2) FLOP / (51,247,879,168 + 2,048 x 65,536 + 150,994,944) B
+    # = 100,575,587,860,480 / 51,533,091,840 = 1,951.7 FLOP/B (2,053 with the LM head at every position).
     out = widgets.render("roofline", {"T": 2048, "lang": "en"})["outputs"]
     assert out["prefill_bound"]["text"] == "weight matmuls and attention compute-bound, the rest memory-bound"
-    assert out["prefill_intensity"]["text"] == "2,053 FLOP/B"
-    # T = 150: attention (intensity 6 x 151 / 2 = 453) is past the ridge, the matmuls (150) are not.
+    assert out["prefill_intensity"]["text"] == "1,952 FLOP/B"
+    assert out["prefill_intensity"]["value"] == pytest.approx(100_575_587_860_480 / 51_533_091_840, rel=1e-5)
+    # T = 150: attention (intensity 6 x 151 / 2 = 453) is past the ridge, the matmuls (about 142.6) are not.
     mid = widgets.render("roofline", {"T": 150, "lang": "en"})["outputs"]
     assert mid["prefill_bound"]["text"] == "attention compute-bound, the rest memory-bound"
 
@@ -137,12 +144,14 @@ def test_roofline_weights_only_point_is_the_weight_matmuls():
 
 
 def test_roofline_memory_fraction_and_efficiencies():
-    # vLLM's 0.9: (72 GB - 55,562,855,904 B) / (4,096 x 65,536 + 150,994,944 B) = 39.19 requests.
-    assert int((0.9 * 80e9 - 55_562_855_904) // (4096 * KV + STATE)) == 39
+    # vLLM's 0.9 (its default up to v0.20; 0.92 now) of the H100's 85,520,809,984 B:
+    # (76,968,728,985.6 - 55,562,855,904 B) / (4,096 x 65,536 + 150,994,944 B) = 51.04 requests.
+    assert int((0.9 * 81_559 * 2**20 - 55_562_855_904) // (4096 * KV + STATE)) == 51
     view = widgets.render("roofline", {"memory_fraction": 0.9, "context": 4096})
-    assert view["outputs"]["max_batch"]["value"] == 39
-    assert view["derivations"]["max_batch"] == "⌊(0.9 × 80.00 GB − 55.56 GB) ÷ 419.4 MB⌋ = 39"
-    assert widgets.render("roofline", {"memory_fraction": 0.9, "context": 4096, "B": 40})["flags"]["overflow"]
+    assert view["outputs"]["max_batch"]["value"] == 51
+    assert view["derivations"]["max_batch"] == "⌊(0.9 × 85.52 GB − 55.56 GB) ÷ 419.4 MB⌋ = 51"
+    assert not widgets.render("roofline", {"memory_fraction": 0.9, "context": 4096, "B": 51})["flags"]["overflow"]
+    assert widgets.render("roofline", {"memory_fraction": 0.9, "context": 4096, "B": 52})["flags"]["overflow"]
     # Half the bandwidth doubles a memory-bound step; half the compute lowers the ridge, and the critical batch.
     half = widgets.render("roofline", {"bandwidth_efficiency": 0.5})["outputs"]
     assert half["decode_ms"]["value"] == pytest.approx(2 * 15.3881, abs=1e-3)
@@ -155,11 +164,11 @@ def test_roofline_capacity_flag_when_the_weights_alone_do_not_fit():
     for gpu in ("a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200"):
         for model in ("qwen3.8-27b", "qwen3-32b", "llama-2-7b"):
             assert not widgets.render("roofline", {"hardware": gpu, "model": model})["flags"]["capacity"]
-    # A100 at half its memory: 40 GB < 55.56 GB of checkpoint, 2 such GPUs to hold it.
+    # A100 at half its memory: 0.5 x 85,899,345,920 B = 42.95 GB < 55.56 GB of checkpoint, 2 such GPUs to hold it.
     view = widgets.render("roofline", {"hardware": "a100-sxm-80gb", "memory_fraction": 0.5})
     assert view["flags"] == {"capacity": True, "overflow": False}
     assert view["outputs"]["gpus_needed"]["value"] == 2
-    assert view["outputs"]["usable_memory"]["text"] == "40.00 GB"
+    assert view["outputs"]["usable_memory"]["text"] == "42.95 GB"
     assert view["outputs"]["max_batch"]["value"] == 0
 
 
