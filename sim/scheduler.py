@@ -405,9 +405,6 @@ class Schedule:
         _, _, _, tokens = self._completions
         return tokens / self.window_s if self.window_s > 0 else 0.0
 
-    def _percentile(self, values, p: float) -> float:
-        return percentile(sorted(values), p)
-
     @cached_property
     def ttfts_s(self) -> tuple[float, ...]:
         return tuple(sorted(s.ttft_s for s in self.measured))

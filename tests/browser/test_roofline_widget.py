@@ -125,19 +125,19 @@ def test_batch_moves_the_weight_matmuls_point_right_while_the_real_point_stalls(
 def test_typing_numbers_updates_readouts_flag_and_url(site_page, server):
     widget = open_ready(site_page, server.url(LESSON))
     widget.locator('input[name="context"]').fill("4096")
-    widget.locator('input[name="B"]').fill("58")
-    wait_for_output(widget, "tokens_per_s", 2303.87)
-    wait_for_output(widget, "max_batch", 58)
+    widget.locator('input[name="B"]').fill("71")  # the most that fit in the 85.52 GB an H100 reports
+    wait_for_output(widget, "tokens_per_s", 2592.29)
+    wait_for_output(widget, "max_batch", 71)
     expect(widget.locator('[data-flag="overflow"]')).to_be_hidden()
     expect(widget.locator('[data-flag="capacity"]')).to_be_hidden()
     assert widget.locator("#roofline-B-slider").input_value() != "0"  # the slider followed the number
-    widget.locator('input[name="B"]').fill("59")
+    widget.locator('input[name="B"]').fill("72")
     flag = widget.locator('[data-flag="overflow"]')
     expect(flag).to_be_visible()
-    expect(flag.locator('output[name="max_batch"]')).to_have_text("58")
-    site_page.wait_for_function("() => location.search.includes('roofline.B=59')")
+    expect(flag.locator('output[name="max_batch"]')).to_have_text("71")
+    site_page.wait_for_function("() => location.search.includes('roofline.B=72')")
     query = parse_qs(urlparse(site_page.url).query)
-    assert query["roofline.B"] == ["59"]
+    assert query["roofline.B"] == ["72"]
 
 
 def test_ops_diagram_colours_each_operation_by_its_bound(site_page, server):
@@ -179,12 +179,12 @@ def test_critical_batch_follows_the_gpu(site_page, server):
 def test_memory_fraction_and_capacity_flag(site_page, server):
     widget = open_ready(site_page, server.url(LESSON))
     widget.locator('input[name="context"]').fill("4096")
-    wait_for_output(widget, "max_batch", 58)
+    wait_for_output(widget, "max_batch", 71)
     widget.locator('input[name="memory_fraction"]').fill("0.9")
-    wait_for_output(widget, "max_batch", 39)
+    wait_for_output(widget, "max_batch", 51)
     expect(widget.locator('input[name="memory_fraction"]')).to_have_value("0.9")
     site_page.wait_for_function("() => location.search.includes('roofline.memory_fraction=0.9')")
-    # Half of an A100's 80 GB cannot hold the 55.56 GB checkpoint: the shared capacity flag says how many GPUs.
+    # Half of an A100's 85.90 GB cannot hold the 55.56 GB checkpoint: the shared capacity flag says how many GPUs.
     widget.locator('select[name="hardware"]').select_option("a100-sxm-80gb")
     widget.locator('input[name="memory_fraction"]').fill("0.5")
     flag = widget.locator('[data-flag="capacity"]')
