@@ -63,12 +63,12 @@ TEXT = {
         "latency_p90_s": "端到端延迟：p90",
         "latency_per_token_p50_ms": "每个输出 token 的延迟（归一化）：中位数",
         "latency_per_token_p90_ms": "每个输出 token 的延迟（归一化）：p90",
-        "goodput_per_s": "goodput：TTFT ≤ {ttft} 且 TPOT ≤ {tpot} 的请求",
+        "goodput_per_s": "goodput：TTFT 和 TPOT 都达标的请求",
         "capacity_gain": "连续批处理的容量是静态的几倍",
         "mean_batch": "平均每步一起算的请求数",
         "preemptions": "被抢占、之后重算的次数",
         "memory_limit": "按 2,048 token 预留时显存放得下的请求数",
-        "overloaded": "超载：每秒到达 {rate} 个请求，这种调度最多每秒返回 {capacity_per_s} 个。队列会无限变长，"
+        "overloaded": "超载：每秒到达 {rate} 个请求，这种调度最多每秒返回 {capacity} 个。队列会无限变长，"
                       "延迟随请求串变长而变大，这时的百分位数只反映请求串有多长，所以不显示。",
         "unsettled": "离容量很近：请求串加倍时，百分位数还会变 {settle_change}。排队来得慢、散得也慢，"
                      "要很长的请求串才量得准。",
@@ -115,7 +115,7 @@ TEXT = {
         "what.latency_per_token": "（返回 − 到达）÷ 输出 token 数",
         "which.50": "中位数",
         "which.90": "第 90 百分位",
-        "derive.goodput": "{rps} × 达标比例 {share} = {value}",
+        "derive.goodput": "{rps} × 同时做到 TTFT ≤ {ttft}、TPOT ≤ {tpot} 的比例 {share} = {value}",
         "derive.goodput_overloaded": "超载：队列不停变长，长期看没有请求能在 TTFT 目标内拿到第一个 token = 0",
         "derive.gain": "连续 {continuous} ÷ 静态 {static} = {value}",
         "derive.mean_batch": "Σ（每步耗时 × 这一步的请求数）÷ GPU 忙碌的 {busy}（共 {steps} 步）= {value}",
@@ -147,13 +147,13 @@ TEXT = {
         "latency_p90_s": "End-to-end latency: p90",
         "latency_per_token_p50_ms": "Latency per output token (normalized): median",
         "latency_per_token_p90_ms": "Latency per output token (normalized): p90",
-        "goodput_per_s": "Goodput: requests with TTFT ≤ {ttft} and TPOT ≤ {tpot}",
+        "goodput_per_s": "Goodput: requests meeting the TTFT and TPOT targets",
         "capacity_gain": "Continuous batching's capacity over static's",
         "mean_batch": "Requests computed per step, on average",
         "preemptions": "Preemptions, each recomputed later",
         "memory_limit": "Requests that fit in memory at 2,048-token reservations",
         "overloaded": "Overloaded: {rate} requests arrive per second, and this policy returns at most "
-                      "{capacity_per_s}. The queue grows without end and every latency grows with the stream, so a "
+                      "{capacity}. The queue grows without end and every latency grows with the stream, so a "
                       "percentile here would only measure how long the stream is; none is shown.",
         "unsettled": "Close to capacity: the percentiles still move by {settle_change} when the stream doubles. Queues "
                      "build and drain slowly here, and it takes a very long stream to measure them.",
@@ -205,7 +205,7 @@ TEXT = {
         "what.latency_per_token": "(response − arrival) ÷ output tokens",
         "which.50": "median",
         "which.90": "90th percentile",
-        "derive.goodput": "{rps} × share meeting both {share} = {value}",
+        "derive.goodput": "{rps} × share with TTFT ≤ {ttft} and TPOT ≤ {tpot} {share} = {value}",
         "derive.goodput_overloaded": "overloaded: the queue keeps growing, so in the long run no request gets its "
                                      "first token within the TTFT target = 0",
         "derive.gain": "continuous {continuous} ÷ static {static} = {value}",
@@ -293,9 +293,8 @@ def render(state) -> dict:
         "preemptions": output(run.preemptions, fmt_grouped(run.preemptions)),
         "memory_limit": output(limit, fmt_grouped(limit)),
         "requests": output(scheduler.DRAWN_REQUESTS, fmt_grouped(scheduler.DRAWN_REQUESTS)),
-        "rate": output(s["rate"], t["requests_per_s"].format(value=fmt_sig(s["rate"]))),
-        "ttft": output(scheduler.DEFAULT_TTFT_TARGET_S * 1e3, ttft_target),
-        "tpot": output(scheduler.DEFAULT_TPOT_TARGET_S * 1e3, tpot_target),
+        "rate": output(s["rate"], fmt_sig(s["rate"])),
+        "capacity": output(run.capacity_per_s, fmt_sig(run.capacity_per_s)),
         "settle_change": output((run.settle_change or 0) * 100, fmt_share(run.settle_change or 0)),
         **capacity.outputs(weights, hw),
     }
@@ -315,7 +314,8 @@ def render(state) -> dict:
             usable=fmt_bytes(hw.memory_bytes), weights=fmt_bytes(weights), kv=fmt_bytes(cache.kv_bytes_per_token(m)),
             state=fmt_bytes(cache.state_bytes_per_request(m)), value=fmt_grouped(limit)),
         "goodput_per_s": (t["derive.goodput_overloaded"] if run.overloaded else t["derive.goodput"].format(
-            rps=outputs["requests_per_s"]["text"], share=fmt_share(run.attainment()),
+            rps=outputs["requests_per_s"]["text"], ttft=ttft_target, tpot=tpot_target,
+            share=fmt_share(run.attainment()),
             value=outputs["goodput_per_s"]["text"])),
     }
     for name, (attribute, what, which, unit) in PERCENTILE_READOUTS.items():

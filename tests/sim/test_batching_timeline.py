@@ -214,3 +214,14 @@ def test_bad_values_are_replaced_never_raised(state, kept):
 def test_random_states_render(state):
     view = render(state)
     assert widgets.render("batching-timeline", view["state"])["state"] == view["state"]
+
+
+def test_readout_labels_have_no_slots_and_flags_fill_theirs_with_plain_numbers():
+    # Readout labels are plain words (only texts and flags fill {OUTPUT} slots); a flag's slots get bare numbers.
+    for lang in ("zh", "en"):
+        t = batching_timeline.TEXT[lang]
+        readouts = next(part for part in batching_timeline.WIDGET.layout if hasattr(part, "items"))
+        for item in readouts.items:
+            assert "{" not in t[item.label or item.name], item.name
+    view = render({"rate": scheduler.OVERLOADED_RATE_PER_S, "lang": "en"})
+    assert view["outputs"]["rate"]["text"] == "12.0" and view["outputs"]["capacity"]["text"] == "7.50"
