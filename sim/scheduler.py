@@ -99,7 +99,7 @@ import functools
 import heapq
 import math
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import NamedTuple
 
@@ -540,8 +540,7 @@ def serve(m: Model, hw: Hardware, policy: str, trace: str = DEFAULT_TRACE, rate_
 
 
 def _with_load(run: Schedule, rate_per_s: float, capacity_per_s: float, settle_change: float | None = None):
-    return Schedule(run.policy, run.max_batch, run.kv_policy, run.capacity_bytes, run.requests, run.segments,
-                    run.peak_reserved_bytes, rate_per_s, capacity_per_s, settle_change)
+    return replace(run, rate_per_s=rate_per_s, capacity_per_s=capacity_per_s, settle_change=settle_change)
 
 
 @functools.lru_cache(maxsize=16)
@@ -739,7 +738,7 @@ class _Simulation:
         self.leaving[step].remove(i)
         self.decoders -= 1
         self.context_sum -= self.step - origin
-        # It has generated every token but those of steps leave_at .. its end: o - (step - self.step + 1) ... so far.
+        # Its last token was due in step `step`: the steps from self.step to it are the tokens it has still to make.
         self.generated[i] = self.reqs[i].output_tokens - (step - self.step + 1)
         self.reserved -= self.state_bytes
         self.preempted[i] += 1
