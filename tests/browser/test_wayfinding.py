@@ -79,6 +79,23 @@ def test_contents_list_links_every_section_beside_the_text_and_folds_on_a_phone(
         expect(links.first).to_be_visible()
 
 
+def test_a_wrapped_contents_entry_has_its_number_beside_its_first_line(site_page, server):
+    """The list marker sits on the first line box of its item. A link that is an inline-block makes that line box
+    the whole wrapped link, whose baseline is its last line; as a block, the first line is the link's first line."""
+    site_page.set_viewport_size({"width": 1400, "height": 900})
+    site_page.goto(server.origin + "/en/kv-cache-serving/")
+    lines = site_page.evaluate("""() => [...document.querySelectorAll('nav.contents li')].map((li) => {
+        const a = li.querySelector('a');
+        const range = document.createRange();
+        range.selectNodeContents(a);
+        const rects = [...range.getClientRects()];
+        return {wrapped: new Set(rects.map((r) => Math.round(r.top))).size > 1,
+                display: getComputedStyle(a).display};
+    })""")
+    assert any(line["wrapped"] for line in lines)  # the case the rule is for occurs on the page
+    assert all(line["display"] == "block" for line in lines)
+
+
 def test_previous_and_next_lesson_links_follow_the_course(site_page, server):
     for lang in ("", "en/"):
         site_page.goto(f"{server.origin}/{lang}prefill-decode/")

@@ -1,6 +1,15 @@
 // Form controls of a widget: read their state and show a state.
 // A log-scaled slider's position is an index into its data-stops, the values Python rendered for it
 // (sim/kit/controls.py); a linear slider's position is its value. The number box holds the exact value.
+// A value typed into a box and committed (Enter, or leaving the box) that the control cannot take is replaced by
+// the value Python used, and the note beside the box says why; while the student is still typing, the box keeps
+// what they typed.
+
+import { TEXT } from "./text.js";
+
+function fill(template, values) {
+  return template.replace(/\{(\w+)\}/g, (_, key) => values[key]);
+}
 
 // The position that shows `value`: the last stop not above it, as the builder places the thumb.
 function positionOf(stops, value) {
@@ -19,6 +28,24 @@ class RangeControl {
     this.slider = control.querySelector('input[type="range"]');
     this.box = control.querySelector('input[type="number"]');
     this.stops = this.slider.dataset.stops ? this.slider.dataset.stops.split(",").map(Number) : null;
+    this.note = control.querySelector("[data-control-note]");
+    this.typed = null; // the text of a committed value, until the view that used it has been shown
+  }
+
+  // Why the box shows `used` rather than what was typed: beyond an end of the range (the box's own min and max,
+  // rendered by Python), or between the values the control takes. Only compares; Python decided the value.
+  explain(used) {
+    if (!this.note || this.typed === null) return;
+    const typed = this.typed;
+    this.typed = null;
+    let words = "";
+    if (Number(typed) !== used) {
+      const values = { typed, used, min: this.box.min, max: this.box.max };
+      if (Number(typed) > Number(this.box.max)) words = fill(TEXT.widget.above_max, values);
+      else if (Number(typed) < Number(this.box.min)) words = fill(TEXT.widget.below_min, values);
+      else words = fill(TEXT.widget.not_a_value, values);
+    }
+    if (this.note.textContent !== words) this.note.textContent = words;
   }
 
   valueAt(position) {
@@ -66,16 +93,19 @@ export class Controls {
     const { slider, box } = range;
     slider.addEventListener("input", () => {
       const value = range.valueAt(Number(slider.value));
+      if (range.note) range.note.textContent = "";
       range.show(value);
       this.onChange({ [box.name]: value }, slider);
     });
-    const fromBox = () => {
+    const fromBox = (committed) => {
       if (box.value.trim() === "") return;
+      range.typed = committed ? box.value.trim() : null;
+      if (!committed && range.note) range.note.textContent = "";
       range.place(Number(box.value));
       this.onChange({ [box.name]: box.value }, box);
     };
-    box.addEventListener("input", fromBox);
-    box.addEventListener("change", fromBox);
+    box.addEventListener("input", () => fromBox(false));
+    box.addEventListener("change", () => fromBox(true));
   }
 
   setEnabled(enabled) {
@@ -84,10 +114,13 @@ export class Controls {
     }
   }
 
-  // Show a state; the element the user is typing into keeps what they typed.
+  // Show a state; the element the user is typing into keeps what they typed, unless they committed it.
   show(state, except = null) {
     for (const range of this.ranges) {
-      if (range.box.name in state && range.box !== except) range.show(state[range.box.name]);
+      if (!(range.box.name in state)) continue;
+      const committed = range.typed !== null;
+      if (range.box !== except || committed) range.show(state[range.box.name]);
+      if (committed) range.explain(state[range.box.name]);
     }
     for (const box of this.numbers) {
       if (box.name in state && box !== except) box.value = state[box.name] === null ? "" : String(state[box.name]);
