@@ -10,8 +10,9 @@ compute function gives.
 A question also lists its common mistakes: each computes its wrong value from the same numbers (never a
 typed figure) and has its words in TEXT under "QUESTION.mistake.KEY", a sentence that names the mistake
 and gives the right reasoning. A guess within tolerance of the answer is right; otherwise one within the
-same relative tolerance of a mistake's value names that mistake (the nearest, if several); otherwise it is
-too high or too low. Tolerances are tighter than the gap to every mistake, so a mistake is never right.
+same relative tolerance of a mistake's value names that mistake (the nearest, if several; two mistakes closer
+together than that tolerance each get a narrower window of their own, so neither swallows the other); otherwise
+it is too high or too low. Tolerances are tighter than the gap to every mistake, so a mistake is never right.
 """
 
 from __future__ import annotations
@@ -122,6 +123,9 @@ TEXT = {
         "swap-bytes-anchor-2048.mistake.all_layers":
             "{mistake:.1f} MB 是当成 {layers} 层都存 KV。锚点只有 {full} 层全注意力存 KV，每个 token {kv:,} B；"
             "其余 {linear} 层只有固定大小的状态：{kv_mb:.1f} MB + {state_mb:.1f} MB = {value:.1f} MB。",
+        "swap-bytes-anchor-2048.mistake.round_trip":
+            "{mistake:.1f} MB 是拷出去再拷回来，算了两趟。问的是换出时要拷走多少，只算出去这一趟："
+            "{kv_mb:.1f} MB 的 KV + {state_mb:.1f} MB 的状态 = {value:.1f} MB。",
     },
     "en": {
         "decode-intensity": "2N FLOP ÷ 2N bytes: {gflop:,.2f} GFLOP ÷ {gb:,.2f} GB ≈ {intensity:.2f} FLOP/B",
@@ -237,10 +241,15 @@ TEXT = {
             "{mistake:.1f} MB counts KV in all {layers} layers. Only the anchor's {full} full-attention layers keep "
             "KV, {kv:,} B per token; the other {linear} layers keep only a fixed-size state: {kv_mb:.1f} MB + "
             "{state_mb:.1f} MB = {value:.1f} MB.",
+        "swap-bytes-anchor-2048.mistake.round_trip":
+            "{mistake:.1f} MB counts the copy out and the copy back. The question asks what is copied when the "
+            "sequence is swapped out, one way only: {kv_mb:.1f} MB of KV + {state_mb:.1f} MB of state = "
+            "{value:.1f} MB.",
     },
 }
 
 PERCENT = 100  # a fraction as a percentage
+SWAP_NEIGHBOUR_TOLERANCE = 0.03  # half the 6.2% gap between two of swap-bytes-anchor-2048's mistakes (see there)
 GIB = 2**30  # bytes in a GiB; the course's GB is 1e9 bytes
 
 
@@ -256,6 +265,9 @@ class Mistake:
 
     key: str
     value: Callable[[dict], float]  # the wrong value, from the same numbers as the question's derivation
+    # Its own window, narrower than the question's tolerance, when two mistakes lie closer together than that
+    # tolerance: otherwise one window swallows the other's value and its neighbourhood (None: the question's).
+    tolerance: float | None = None
 
 
 @dataclass(frozen=True)
@@ -298,7 +310,8 @@ class Question:
 
     def grade(self, guess: float, lang: str) -> Grade:
         """Right within tolerance; otherwise the nearest mistake within the same relative tolerance of its
-        value, if any; otherwise just wrong (the sign of `error` says too high or too low)."""
+        value (or the mistake's own, narrower one), if any; otherwise just wrong (the sign of `error` says too
+        high or too low)."""
         value, numbers = self.compute()
         answer = Answer(value, TEXT[lang][self.key].format(**numbers))
         error = (guess - value) / value
@@ -306,7 +319,8 @@ class Question:
             return Grade(answer, error, True, None, "")
         # a mistake whose value is 0 ("paging wastes nothing") matches only 0 itself
         near = [(abs(guess - wrong) / abs(wrong) if wrong else 0.0, i) for i, m in enumerate(self.mistakes)
-                for wrong in (m.value(numbers),) if abs(guess - wrong) <= self.tolerance * abs(wrong)]
+                for wrong in (m.value(numbers),)
+                if abs(guess - wrong) <= (self.tolerance if m.tolerance is None else m.tolerance) * abs(wrong)]
         if not near:
             return Grade(answer, error, False, None, "")
         index = min(near)[1]
@@ -461,7 +475,7 @@ def _swap_bytes() -> tuple[float, dict]:
     value = p.swap_bytes / 1e6
     return value, dict(tokens=tokens, kv=kv, kv_mb=p.kv_bytes / 1e6, state_mb=p.state_bytes / 1e6, value=value,
                        full=m.full_attention_layers, linear=m.linear_attention_layers, layers=m.layers,
-                       all_layers=p.kv_bytes * m.layers / m.full_attention_layers / 1e6)
+                       all_layers=p.kv_bytes * m.layers / m.full_attention_layers / 1e6, round_trip=2 * value)
 
 
 QUESTIONS = {q.key: q for q in (
@@ -519,6 +533,10 @@ QUESTIONS = {q.key: q for q in (
     )),
     Question("swap-bytes-anchor-2048", "MB", 0.10, _swap_bytes, (
         Mistake("no_state", lambda n: n["kv_mb"]),
-        Mistake("all_layers", lambda n: n["all_layers"]),
+        # KV in all 64 layers (536.9 MB) and out and back (570.4 MB) lie 6.2% apart, closer than the question's
+        # 10%: each keeps a window of about half that gap, 3%, so neither swallows the other's value and a guess
+        # in between names the nearer one (536.9 × 1.03 ≈ 553.0 MB, 570.4 × 0.97 ≈ 553.3 MB).
+        Mistake("all_layers", lambda n: n["all_layers"], SWAP_NEIGHBOUR_TOLERANCE),
+        Mistake("round_trip", lambda n: n["round_trip"], SWAP_NEIGHBOUR_TOLERANCE),
     )),
 )}

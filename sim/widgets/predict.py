@@ -78,7 +78,7 @@ def render(state) -> dict:
                else output(-1, ""))
     outputs = {
         "verdict": output(int(grade.correct), verdict),
-        "expected": output(grade.answer.value, with_unit(fmt_sig(grade.answer.value), question.unit)),
+        "expected": output(grade.answer.value, with_unit(figure(grade.answer.value, question.unit), question.unit)),
         "error": output(grade.error, t["error"].format(error=signed_percent(grade.error, question.tolerance),
                                                        tolerance=percent_figure(question.tolerance))),
         "mistake": mistake,
@@ -87,6 +87,14 @@ def render(state) -> dict:
     return view(s, outputs, flags={"answered": True, "correct": grade.correct, "incorrect": not grade.correct,
                                    "mistake": grade.mistake is not None},
                 derivations={"expected": grade.answer.derivation})
+
+
+def figure(value: float, unit: str) -> str:
+    """The simulator's answer as a figure: a count (no unit, a whole number) as an integer, "85" and never
+    "85.0"; anything else to three significant digits, "154", "7.53", "34.4"."""
+    if not unit and float(value).is_integer():
+        return f"{int(value):,}"
+    return fmt_sig(value)
 
 
 def with_unit(number: str, unit: str) -> str:

@@ -1,3 +1,4 @@
+import dataclasses
 import re
 from collections import Counter
 
@@ -75,7 +76,8 @@ MISTAKES = {
                                    "matmul_weights": (H100_MEMORY - 2 * ANCHOR_PARAMS) // RESERVATION},  # 100 at 80e9
     "static-held-short-request": {"returned_when_done": HELD_DONE_S / 10 * 1e3},
     "paged-empty-slots-b16": {"no_waste": 0, "whole_block": 16, "bound": 15},
-    "swap-bytes-anchor-2048": {"no_state": 2048 * ANCHOR_KV / 1e6, "all_layers": 2048 * 4 * ANCHOR_KV / 1e6},
+    "swap-bytes-anchor-2048": {"no_state": 2048 * ANCHOR_KV / 1e6, "all_layers": 2048 * 4 * ANCHOR_KV / 1e6,
+                               "round_trip": 2 * RESERVATION / 1e6},
 }
 
 ALL_MISTAKES = [(key, i) for key, q in QUESTIONS.items() for i in range(len(q.mistakes))]
@@ -184,6 +186,35 @@ def test_grading_examples(key, guess, mistake):
     assert (None if grade.mistake is None else q.mistakes[grade.mistake].key) == mistake
 
 
+def test_out_and_back_is_the_round_trip_mistake_not_all_layers():
+    # issue 23: 570 MB (2 x 285 MB, out and back) used to get "counts KV in all 64 layers"
+    q = QUESTIONS["swap-bytes-anchor-2048"]
+    keys = [m.key for m in q.mistakes]
+    for lang in ("zh", "en"):
+        grade = q.grade(570, lang)
+        assert grade.mistake == keys.index("round_trip"), grade
+        assert grade.feedback == q.mistake_text(keys.index("round_trip"), lang)
+        assert "570.4 MB" in grade.feedback and "285.2 MB" in grade.feedback
+    assert q.grade(537, "en").mistake == keys.index("all_layers")
+    assert q.grade(560, "en").mistake == keys.index("round_trip")  # nearer 570.4 than 536.9
+
+
+@pytest.mark.parametrize("guess", [320, 480, 500, 515])
+def test_a_guess_between_the_answer_and_the_all_layers_window_is_just_too_high(guess):
+    # above the answer's 10% (313.7 MB), below the all-layers window (536.9 MB less 3% = 520.8 MB)
+    grade = QUESTIONS["swap-bytes-anchor-2048"].grade(guess, "en")
+    assert not grade.correct and grade.mistake is None and grade.feedback == "" and grade.error > 0
+    v = widgets.render("predict", {"question": "swap-bytes-anchor-2048", "guess": guess, "lang": "en"})
+    assert v["outputs"]["verdict"]["text"] == "Too high."
+
+
+def test_the_round_trip_mistake_is_worded_in_both_languages():
+    zh = QUESTIONS["swap-bytes-anchor-2048"].mistake_text(2, "zh")
+    en = QUESTIONS["swap-bytes-anchor-2048"].mistake_text(2, "en")
+    assert NUMBER.findall(zh) == NUMBER.findall(en) and not CHINESE.search(en)
+    assert "one way" in en
+
+
 def test_a_guess_far_from_the_answer_and_every_mistake_is_just_wrong():
     grade = QUESTIONS["e2e-latency"].grade(20, "en")
     assert not grade.correct and grade.mistake is None and grade.feedback == ""
@@ -289,3 +320,20 @@ def test_readouts_have_no_space_before_percent_or_times(key, guess, error, expec
     v = widgets.render("predict", {"question": key, "guess": guess})
     assert v["outputs"]["error"]["text"] == error
     assert v["outputs"]["expected"]["text"] == expected
+
+
+def test_a_count_answer_prints_as_a_whole_number(monkeypatch):
+    # issue 23: a count read "85.0" requests (the anchor on an H100 of 80e9 B; the preset's 85.52 GB gives 105)
+    q = QUESTIONS["kv-reserve-max-anchor-h100"]
+    _, numbers = q.compute()
+    for count in (85, 105, 1_234):
+        monkeypatch.setitem(QUESTIONS, q.key, dataclasses.replace(q, compute=lambda c=count: (c, {**numbers,
+                                                                                                   "value": c})))
+        for lang in ("zh", "en"):
+            v = widgets.render("predict", {"question": q.key, "guess": 10, "lang": lang})
+            assert v["outputs"]["expected"]["text"] == f"{count:,}"
+    monkeypatch.undo()
+    v = widgets.render("predict", {"question": q.key, "guess": 10})
+    assert v["outputs"]["expected"]["text"] == f"{FIT_AT_MAX}"
+    v = widgets.render("predict", {"question": "paged-empty-slots-b16", "guess": 1})
+    assert v["outputs"]["expected"]["text"].startswith("7.5")  # a mean count is no whole number: three figures
