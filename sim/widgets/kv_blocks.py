@@ -83,6 +83,7 @@ TEXT = {
         "map.empty": "显存里没有留给 KV 的地方",
         "map.label": "KV 池示意图",
         "map.piece": "第 1 个请求（描边）的 KV 分在 {pieces} 处",
+        "map.piece.one": "第 1 个请求（描边）的 KV 连成一整块",
         "state.token": "存着 token",
         "state.shared": "共享块",
         "state.reserved": "预留给以后的 token",
@@ -187,6 +188,7 @@ TEXT = {
         "map.empty": "No memory is left for KV",
         "map.label": "Map of the KV pool",
         "map.piece": "request 1 (outlined) has its KV in {pieces} places",
+        "map.piece.one": "request 1 (outlined) has its KV in one place",
         "state.token": "Holds a token",
         "state.shared": "Shared block",
         "state.reserved": "Reserved for later tokens",
@@ -433,7 +435,8 @@ def memory_map(snap: kv_layout.Snapshot, lang: str) -> str:
               if counts[state] or state != kv_layout.SHARED]
     items, y = _legend([(t["legend.item"].format(label=label, slots=fmt_grouped(n)), colour)
                         for label, colour, n in legend], bottom + 12)
-    spoken_pieces = t["map.piece"].format(pieces=fmt_grouped(pieces)) if pieces else None
+    spoken_pieces = (None if not pieces else t["map.piece.one"] if pieces == 1
+                     else t["map.piece"].format(pieces=fmt_grouped(pieces)))
     if spoken_pieces:
         items.append(svg.text(spoken_pieces, {"x": MAP_LEFT, "y": y + 13, "class": "svg-muted"}))
         y += LEGEND_ROW_PX

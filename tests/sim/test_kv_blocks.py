@@ -129,7 +129,9 @@ def test_the_map_draws_each_state_once_and_outlines_request_one():
         assert all(t.get("class") in ("svg-label", "svg-muted") for t in root.iter(f"{SVG}text"))
         assert "font-size" not in view["svg"]["map"]
     four = map_of(widgets.render("kv-blocks", {"lang": "en"})).get("aria-label")
-    assert "4 requests in the first 8,192 slots" in four and "in 1 places" in four
+    assert "4 requests in the first 8,192 slots" in four and "has its KV in one place" in four
+    zh = map_of(widgets.render("kv-blocks", {"lang": "zh"})).get("aria-label")
+    assert "连成一整块" in zh and "分在 1 处" not in zh
     paged = map_of(widgets.render("kv-blocks", {"policy": "paged", "lang": "en"})).get("aria-label")
     assert "26 requests in the first 8,192 slots" in paged
 
