@@ -131,6 +131,22 @@ def test_real_lessons_build(tmp_path):
     assert 'href="prefill-decode/"' in (tmp_path / "_site" / "index.html").read_text(encoding="utf-8")
 
 
+def test_every_worked_answer_is_folded_after_its_question_box(tmp_path):
+    """A worked answer (::: answer ID) is a closed <details> that comes after the question box it answers, on
+    every real lesson page that has one; kv-cache-serving's three quoted answers are among them."""
+    out = tmp_path / "_site"
+    build.build(paths_for(build.ROOT / "lessons", out))
+    answered = set()
+    for page in out.glob("**/index.html"):
+        text = page.read_text(encoding="utf-8")
+        for match in re.finditer(r'<details class="worked-answer" data-answer-for="([^"]+)"(\s+open)?', text):
+            box = text.find(f'data-widget="predict" id="{match[1]}"')
+            assert 0 <= box < match.start(), f"{page}: the answer to {match[1]} comes before its box"
+            assert match[2] is None, f"{page}: the answer to {match[1]} is open before the box is answered"
+            answered.add((page.parent.name, match[1]))
+    assert {("kv-cache-serving", q) for q in ("q-reserve", "q-paged", "q-swap")} <= answered
+
+
 def test_bad_lesson_fails_with_file_line_and_keeps_the_old_site(tmp_path, demo_site):
     out = tmp_path / "_site"
     shutil.copytree(demo_site, out)

@@ -1,5 +1,6 @@
 // The one client script: finds every [data-widget] section, draws its pre-rendered view, and
 // connects it to a single Python worker. It does no simulator maths.
+import { answerRevealer } from "./answers.js";
 import { Runtime } from "./runtime.js";
 import { keepPlaceOnSwitch } from "./language.js";
 import { keepForOffline } from "./offline.js";
@@ -22,6 +23,7 @@ function main() {
   // The URL follows the controls, but not on every slider step: browsers throttle history updates.
   let urlTimer = null;
   let plotly = null;
+  const revealAnswer = answerRevealer();
   const page = {
     // plotly.js, loaded once, when the first figure is about to be seen.
     plotly() {
@@ -45,6 +47,7 @@ function main() {
     },
     viewApplied(widget, view) {
       views[widget.id] = view;
+      revealAnswer(widget.id, view);
       for (const formula of formulas) formula.viewChanged(widget.id);
       clearTimeout(urlTimer);
       urlTimer = setTimeout(() => writeUrlState(widgets), 150);
