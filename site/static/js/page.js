@@ -2,6 +2,7 @@
 // connects it to a single Python worker. It does no simulator maths.
 import { answerRevealer } from "./answers.js";
 import { Runtime } from "./runtime.js";
+import { followScenarioLinks } from "./scenarios.js";
 import { keepPlaceOnSwitch } from "./language.js";
 import { keepForOffline } from "./offline.js";
 import { watchScrolling } from "./scroll.js";
@@ -61,6 +62,7 @@ function main() {
   }
   for (const figure of document.querySelectorAll("figure.formula")) formulas.push(new Formula(figure, widgetsById));
   keepPlaceOnSwitch();
+  followScenarioLinks(widgetsById);
   watchScrolling();
   // The service worker waits until the page is served: its downloads must not compete with Python's boot.
   const served = sections.length === 0 ? Promise.resolve() : new Promise((resolve) => {
