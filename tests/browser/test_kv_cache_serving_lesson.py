@@ -212,3 +212,13 @@ def test_a_scenario_link_in_the_prose_opens_its_scenario_in_place(site_page, ser
     assert site_page.evaluate("window.notReloaded") is True
     eventually(site_page, "() => location.search === '?batching-timeline.rate=1' && location.hash === '#batching-timeline'")
     assert site_page.evaluate("document.activeElement.id") == "batching-timeline"
+
+
+def test_paper_drops_the_question_boxes_and_prints_the_worked_answers(site_page, server):
+    """Printed, a question box is a blank to fill that nobody can press; its worked answer prints open instead."""
+    open_ready(site_page, server.url("en/" + LESSON), "q-reserve")
+    answer = site_page.locator('details.worked-answer[data-answer-for="q-reserve"] > p').first
+    expect(answer).to_be_hidden()
+    site_page.emulate_media(media="print")
+    expect(site_page.locator("#q-reserve")).to_be_hidden()
+    expect(answer).to_be_visible()
