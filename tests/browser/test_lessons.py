@@ -275,6 +275,11 @@ def test_axe_finds_nothing_in_either_theme_and_a_phone_never_scrolls_sideways(si
         widget = site_page.locator("[data-widget]").nth(i)
         if widget.locator("[data-figure]").count():
             show_figures(widget)
+    # Every question answered: its verdict, its answer and its worked answer are on the page too.
+    for box in site_page.locator('[data-widget="predict"]').all():
+        box.locator('input[name="guess"]').fill("1")
+        box.locator('input[name="guess"]').press("Enter")
+        expect(box.locator('[data-flag="answered"]')).to_be_visible()
     if width == "phone":
         assert site_page.evaluate("document.documentElement.scrollWidth") <= WIDTHS["phone"]["width"]
         smallest, where = site_page.evaluate(SMALLEST_TEXT)
