@@ -1,4 +1,5 @@
 import json
+import xml.etree.ElementTree as ET
 
 import plotly.graph_objects as go
 import pytest
@@ -23,6 +24,31 @@ def check_view(view: dict) -> None:
     assert all(isinstance(v, str) for v in view["derivations"].values())
     for figure in view["figures"].values():
         go.Figure(figure)  # raises on any property plotly.js would not accept
+
+
+SVG = "{http://www.w3.org/2000/svg}svg"
+NARROW_MAX_WIDTH = 320  # a 375 px phone's frame is about 291-317 px: a wider drawing would shrink its text
+
+
+def drawings(markup: str) -> dict:
+    """The svg roots of a responsive diagram (sim/svg.py responsive), by layout: {"wide": …, "narrow": …}."""
+    root = ET.fromstring(f"<root>{markup}</root>")
+    assert [child.tag for child in root] == ["div", "div"], markup[:200]
+    found = {child.get("class").removeprefix("layout-"): child for child in root}
+    assert set(found) == {"wide", "narrow"}
+    for child in found.values():
+        assert [svg.tag for svg in child] == [SVG]
+    return {layout: child[0] for layout, child in found.items()}
+
+
+def check_responsive(markup: str) -> dict:
+    """A diagram holds a wide and a narrow drawing: the narrow one fits a phone, both have the same name."""
+    found = drawings(markup)
+    widths = {layout: float(root.get("viewBox").split()[2]) for layout, root in found.items()}
+    assert widths["narrow"] <= NARROW_MAX_WIDTH < widths["wide"], widths
+    assert found["wide"].get("aria-label") == found["narrow"].get("aria-label")
+    assert found["wide"].get("role") == found["narrow"].get("role") == "img"
+    return found
 
 
 def test_roofline_default_view_matches_the_running_example():
