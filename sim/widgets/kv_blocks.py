@@ -2,7 +2,9 @@
 
 The physics and every convention are in sim/kv_layout.py: shares are averages over every step of every request
 of a trace preset (1,000 requests, seed 0), max_requests the requests that fit at once on average beside the whole
-checkpoint, each with its fixed recurrent state (FP32) apart from the KV. The memory map is one moment
+checkpoint, each with its fixed recurrent state (FP32) apart from the KV; the saving of shared blocks counted over
+the requests that would fit without sharing (kv_layout.Fit.unshared_requests, a readout too), so it never exceeds
+the free memory. The memory map is one moment
 (kv_layout.snapshot): the first 8,192 slots of the KV pool, the trace's requests admitted in order while they fit,
 each at a seeded step of its output, drawn at one pixel per slot. Under paging, two pictures of the same moment
 follow: request 1's block table (kv_layout.block_table: each logical block above the physical block it maps to,
@@ -71,6 +73,7 @@ TEXT = {
         "kv_per_request": "一个请求平均占的 KV",
         "state_per_sequence": "每个序列的递归状态（不分页）",
         "shared_saving_bytes": "共享块省下的 KV 显存",
+        "unshared_requests": "不共享时同时放得下的请求数",
         "unit.slots": "个槽",
         "block_size_unused": "连续预留不分块，块大小在这里不起作用。",
         "sharing_unused": "连续预留做不到共享：系统提示和每份采样的提示，都是每个序列各存一份。",
@@ -116,7 +119,10 @@ TEXT = {
         "how.none_fit": "权重 {weights} 已经占满 {memory} → 0",
         "how.waste_paged": "只有每个序列的最后一块可能没写满：平均 {empty} 个空槽 < 块大小 {block}",
         "how.waste_contiguous": "每个序列平均预留 {reserved} 个、用不上 {never} 个槽",
-        "how.saving": "{n} 个请求各自映射、不必复制的块 − 前缀自己存的那一份 = {saving}",
+        "how.saving": "只算不共享也放得下的 {n} 个请求：它们各自映射、不必复制的块 − 前缀自己存的那一份 = {saving}"
+                      "（所以最多是可用的 {max}）",
+        "how.unshared_requests": "⌊可用 {free} ÷（每个请求连同自己复制的那份 KV {kv} + {samples} × 递归状态 {state}）⌋"
+                                 " = {n}",
         "how.kv_per_request": "每步平均占 {slots} 个槽 × 每个 token {per_token} = {kv}",
         "heading.blocks": "块表：逻辑块映射到哪个物理块",
         "blocks": "同一刻第 1 个请求的块表：上面是逻辑块号，下面是它映射到的物理块号",
@@ -173,6 +179,7 @@ TEXT = {
         "kv_per_request": "KV a request holds, on average",
         "state_per_sequence": "Recurrent state per sequence (not paged)",
         "shared_saving_bytes": "KV memory the shared blocks save",
+        "unshared_requests": "Requests that fit without sharing",
         "unit.slots": "slots",
         "block_size_unused": "Contiguous reservations have no blocks: the block size does nothing here.",
         "sharing_unused": "Contiguous reservations cannot share: each sequence keeps its own copy of the system "
@@ -223,7 +230,10 @@ TEXT = {
         "how.waste_paged": "only a sequence's last block can be partly empty: {empty} empty slots on average "
                            "< block size {block}",
         "how.waste_contiguous": "per sequence, on average {reserved} slots reserved and {never} never used",
-        "how.saving": "blocks {n} requests map instead of copying − the prefix's own copy = {saving}",
+        "how.saving": "counted over the {n} requests that fit even without sharing: the blocks they map instead of "
+                      "copying − the prefix's own copy = {saving} (so at most the free {max})",
+        "how.unshared_requests": "⌊free {free} ÷ (KV per request with its own copies {kv} + {samples} × recurrent "
+                                 "state {state})⌋ = {n}",
         "how.kv_per_request": "{slots} slots per step on average × {per_token} per token = {kv}",
         "heading.blocks": "The block table: which physical block each logical block is",
         "blocks": "Request 1's block table at the same moment: each logical block above the physical block it maps "
@@ -303,6 +313,7 @@ WIDGET = Widget(
         Readouts(
             "token_share", "reserved_share", "fragmentation_share", Readout("max_requests", note="versus_max"),
             "waste_per_request_tokens", "kv_per_request", "state_per_sequence", "shared_saving_bytes",
+            "unshared_requests",
         ),
         Flag("block_size_unused", tone="note"),
         Flag("sharing_unused", tone="note"),
@@ -348,6 +359,7 @@ def render(state) -> dict:
         "kv_per_request": output(f.kv_bytes_per_request / 1e6, fmt_bytes(f.kv_bytes_per_request)),
         "state_per_sequence": output(f.state_bytes_per_sequence / 1e6, fmt_bytes(f.state_bytes_per_sequence)),
         "shared_saving_bytes": output(f.sharing_saving_bytes / 1e9, fmt_bytes(f.sharing_saving_bytes)),
+        "unshared_requests": output(f.unshared_requests, fmt_grouped(f.unshared_requests)),
     }
     snap = kv_layout.trace_snapshot(s["trace"], s["policy"], s["block_size"], s["prefix_tokens"], s["samples"],
                                     min(WINDOW_SLOTS, kv_layout.budget_slots(m, hw)))
@@ -368,6 +380,7 @@ def render(state) -> dict:
 def _derivations(f: kv_layout.Fit, m: presets.Model, hw: presets.Hardware, weights: int, t: dict) -> dict:
     u = f.usage
     per_sequence = u.steps * u.samples
+    unshared_kv = (u.allocated_slot_steps + u.sharing_saving_slot_steps) * f.kv_bytes_per_token / u.steps
     if f.max_requests:
         requests = t["how.max_requests_prefix" if u.shared_prefix_slots else "how.max_requests"].format(
             free=fmt_bytes(f.free_bytes), shared=fmt_bytes(f.shared_prefix_bytes),
@@ -388,8 +401,12 @@ def _derivations(f: kv_layout.Fit, m: presets.Model, hw: presets.Hardware, weigh
         "kv_per_request": t["how.kv_per_request"].format(
             slots=fmt_sig(u.slots_per_request), per_token=f"{fmt_grouped(cache.kv_bytes_per_token(m))} B",
             kv=fmt_bytes(f.kv_bytes_per_request)),
-        "shared_saving_bytes": t["how.saving"].format(n=fmt_grouped(f.max_requests),
-                                                      saving=fmt_bytes(f.sharing_saving_bytes)),
+        "shared_saving_bytes": t["how.saving"].format(n=fmt_grouped(f.unshared_requests),
+                                                      saving=fmt_bytes(f.sharing_saving_bytes),
+                                                      max=fmt_bytes(f.free_bytes)),
+        "unshared_requests": t["how.unshared_requests"].format(
+            free=fmt_bytes(f.free_bytes), kv=fmt_bytes(unshared_kv), samples=u.samples,
+            state=fmt_bytes(f.state_bytes_per_sequence), n=fmt_grouped(f.unshared_requests)),
     }
 
 
