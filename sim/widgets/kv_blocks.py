@@ -48,7 +48,7 @@ STATE_DTYPE = "fp32"
 WINDOW_SLOTS = 4 * kv_layout.MAX_TOKENS  # the map: four max-length reservations
 ROW_SLOTS = 512  # slots per row of the map, one pixel each
 CELL_SLOTS = 16  # the map's grid, and the resolution at which a request's slots are outlined
-HIGHLIGHT = (0, 0)  # (request, sample) outlined in the map: the trace's first request
+HIGHLIGHT = (0, 0)  # (request, sample) of the block table, copy-on-write and paged map: the trace's first request
 
 TEXT = {
     "zh": {
@@ -80,13 +80,13 @@ TEXT = {
         "note": "一个槽存一个 token 在所有全注意力层的 K 和 V。比例按每个请求一生中的每一步平均（每步同等权重），"
                 "相当于一台忙碌的服务器随便某一刻的样子；请求数是平均同时放得下的个数。混合模型每个序列另有一份"
                 "固定大小的递归状态（FP32），不分页，算进请求数，不算进比例。没有模拟外部碎片：连续预留一个挨一个摆放。",
-        "map": "某一刻的 KV 池，描边的是第 1 个请求的 KV",
+        "map": "某一刻的 KV 池，描边的是其中一个请求的 KV",
         "map.scale": "一个像素一个槽：每行 {row} 个，每格 {cell} 个",
         "map.title": "某一刻：前 {slots} 个槽里放下 {requests} 个请求",
         "map.empty": "显存里没有留给 KV 的地方",
         "map.label": "KV 池示意图",
-        "map.piece": "第 1 个请求（描边）的 KV 分在 {pieces} 处",
-        "map.piece.one": "第 1 个请求（描边）的 KV 连成一整块",
+        "map.piece": "第 {request} 个请求（描边）的 KV 分在 {pieces} 处",
+        "map.piece.one": "第 {request} 个请求（描边）的 KV 连成一整块",
         "state.token": "存着 token",
         "state.shared": "共享块",
         "state.reserved": "预留给以后的 token",
@@ -189,13 +189,13 @@ TEXT = {
                 "moment; requests are how many fit at once on average. A hybrid keeps a fixed-size recurrent state "
                 "(FP32) per sequence as well: not paged, counted in the requests, not in the shares. External "
                 "fragmentation is not simulated: contiguous reservations are packed end to end.",
-        "map": "The KV pool at one moment, request 1's KV outlined",
+        "map": "The KV pool at one moment, one request's KV outlined",
         "map.scale": "a pixel per slot: {row} a row, {cell} a cell",
         "map.title": "One moment: {requests} requests in the first {slots} slots",
         "map.empty": "No memory is left for KV",
         "map.label": "Map of the KV pool",
-        "map.piece": "request 1 (outlined) has its KV in {pieces} places",
-        "map.piece.one": "request 1 (outlined) has its KV in one place",
+        "map.piece": "request {request} (outlined) has its KV in {pieces} places",
+        "map.piece.one": "request {request} (outlined) has its KV in one place",
         "state.token": "Holds a token",
         "state.shared": "Shared block",
         "state.reserved": "Reserved for later tokens",
@@ -418,7 +418,7 @@ LEGEND_ROW_PX, LEGEND_COLUMN_PX = 20, 262
 
 def memory_map(snap: kv_layout.Snapshot, lang: str) -> str:
     """The KV pool at the snapshot, one pixel per slot, ROW_SLOTS a row: one path per state, block grid lines
-    (paged), a gap between contiguous reservations, and the cells holding request 1's KV outlined."""
+    (paged), a gap between contiguous reservations, and the cells holding one sequence's KV outlined (outlined())."""
     t = TEXT[lang]
     width = MAP_LEFT * 2 + ROW_SLOTS
     rows = -(-snap.capacity // ROW_SLOTS)
@@ -443,17 +443,18 @@ def memory_map(snap: kv_layout.Snapshot, lang: str) -> str:
         gaps = "".join(_tick(p.start) for p in snap.sequences if p.start)
         if gaps:
             shapes.append(svg.element("path", {"d": gaps, "stroke": palette.colour("surface"), "stroke-width": 2}))
-    cells, pieces = _highlight(snap)
+    seq = outlined(snap)
+    cells, pieces = _highlight(snap, seq)
     if cells:
         d = "".join(_rect_path(c * CELL_SLOTS, n * CELL_SLOTS) for c, n in cells)
         shapes.append(svg.element("path", {"d": d, "fill": "none", "stroke": palette.colour("ink"),
-                                           "stroke-width": 1.5, "data-highlight": "request-1"}))
+                                           "stroke-width": 1.5, "data-highlight": f"request-{seq.request + 1}"}))
     legend = [(t["state." + state], COLOURS[state], counts[state]) for state in MAP_STATES
               if counts[state] or state != kv_layout.SHARED]
     items, y = _legend([(t["legend.item"].format(label=label, slots=fmt_grouped(n)), colour)
                         for label, colour, n in legend], bottom + 12)
-    spoken_pieces = (None if not pieces else t["map.piece.one"] if pieces == 1
-                     else t["map.piece"].format(pieces=fmt_grouped(pieces)))
+    spoken_pieces = (None if not pieces else t["map.piece.one" if pieces == 1 else "map.piece"].format(
+        request=fmt_grouped(seq.request + 1), pieces=fmt_grouped(pieces)))
     if spoken_pieces:
         items.append(svg.text(spoken_pieces, {"x": MAP_LEFT, "y": y + 13, "class": "svg-muted"}))
         y += LEGEND_ROW_PX
@@ -483,10 +484,17 @@ def _tick(slot: int) -> str:
     return f"M{MAP_LEFT + col} {MAP_TOP + row * ROW_PX}v{ROW_PX}" if col else ""
 
 
-def _highlight(snap: kv_layout.Snapshot) -> tuple[list[tuple[int, int]], int]:
-    """Runs (first cell, cells) of the map's cells that hold request 1's KV, cut at rows; and in how many separate
+def outlined(snap: kv_layout.Snapshot) -> kv_layout.Placed | None:
+    """The sequence the map outlines: paged, request 1's (HIGHLIGHT, as in the block table); contiguous, the
+    reservation drawn first, at slot 0 (the oldest request's, which need not be request 1)."""
+    if snap.policy == "paged":
+        return snap.sequence(*HIGHLIGHT)
+    return min(snap.sequences, key=lambda p: p.start, default=None)
+
+
+def _highlight(snap: kv_layout.Snapshot, seq: kv_layout.Placed | None) -> tuple[list[tuple[int, int]], int]:
+    """Runs (first cell, cells) of the map's cells that hold seq's KV, cut at rows; and in how many separate
     places of memory its KV lies (1 for a contiguous reservation)."""
-    seq = next((p for p in snap.sequences if (p.request, p.sample) == HIGHLIGHT), None)
     if seq is None:
         return [], 0
     b = snap.block_size

@@ -135,15 +135,24 @@ def map_of(view: dict) -> ET.Element:
     return ET.fromstring(view["svg"]["map"])
 
 
-def test_the_map_draws_each_state_once_and_outlines_request_one():
+def test_the_map_draws_each_state_once_and_outlines_one_request():
     for policy in kv_layout.POLICIES:
         view = widgets.render("kv-blocks", {"policy": policy, "lang": "en"})
         root = map_of(view)
         states = [p.get("data-state") for p in root.iter(f"{SVG}path") if p.get("data-state")]
         assert len(states) == len(set(states)) and set(states) <= set(kv_blocks.MAP_STATES)
-        assert [p for p in root.iter(f"{SVG}path") if p.get("data-highlight") == "request-1"]
+        # paged: request 1, as in its block table; contiguous: the reservation drawn first, at slot 0
+        snap = kv_layout.trace_snapshot("orca", policy, 16, 0, 1, kv_blocks.WINDOW_SLOTS)
+        first = snap.sequence(0) if policy == "paged" else next(p for p in snap.sequences if p.start == 0)
+        n = first.request + 1
+        outline = [p for p in root.iter(f"{SVG}path") if p.get("data-highlight")]
+        assert [p.get("data-highlight") for p in outline] == [f"request-{n}"]
+        if policy != "paged":
+            assert n != 1  # the oldest request is drawn first, and it is not the trace's first
+            assert outline[0].get("d").startswith(f"M{kv_blocks.MAP_LEFT} {kv_blocks.MAP_TOP}h")  # cell 0
         label = root.get("aria-label")
-        assert label.startswith("One moment: ") and "request 1 (outlined) has its KV in" in label
+        assert label.startswith("One moment: ") and f"request {n} (outlined) has its KV in" in label
+        assert f"request {n} (outlined) has its KV in" in "".join(root.itertext())  # written under the map too
         assert all(t.get("class") in ("svg-label", "svg-muted") for t in root.iter(f"{SVG}text"))
         assert "font-size" not in view["svg"]["map"]
     four = map_of(widgets.render("kv-blocks", {"lang": "en"})).get("aria-label")
