@@ -1,0 +1,30 @@
+"""Figures of the kv-cache-serving lesson that belong together come from one scenario (issue #23)."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from builder import expressions
+from sim.presets import Model
+
+LESSONS = Path(__file__).resolve().parents[2] / "lessons"
+SIM = re.compile(r"\{sim\}`([^`]*)`")
+MODELS = re.compile(r"\b(" + "|".join(n for n, v in expressions.namespace().items() if isinstance(v, Model)) + r")\b")
+
+
+def callout(lang: str, opening: str) -> str:
+    """The text of the misconception callout whose first line holds `opening`, up to its closing fence."""
+    text = (LESSONS / lang / "kv-cache-serving.md").read_text(encoding="utf-8")
+    start = next(i for i, line in enumerate(text.splitlines()) if line.startswith("::: callout misconception") and opening in line)
+    lines = text.splitlines()[start + 1:]
+    return "\n".join(lines[:lines.index(":::")])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_paged_attention_misconception_keeps_to_one_model(lang):
+    body = callout(lang, "PagedAttention")
+    figures = SIM.findall(body)
+    assert len(figures) >= 3
+    assert {m for f in figures for m in MODELS.findall(f)} == {"qwen32b"}, figures  # not the anchor's memory
+    assert "Qwen3-32B" in body and "H100" in body and "Orca" in body  # the scenario is named
