@@ -28,3 +28,14 @@ def test_the_paged_attention_misconception_keeps_to_one_model(lang):
     assert len(figures) >= 3
     assert {m for f in figures for m in MODELS.findall(f)} == {"qwen32b"}, figures  # not the anchor's memory
     assert "Qwen3-32B" in body and "H100" in body and "Orca" in body  # the scenario is named
+
+
+SYMBOL_B = re.compile(r"(?<![\w/.])B(?![\w/])")  # B on its own: not GB, B/s, FLOP/B
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_b_means_only_the_batch_size_on_the_page(lang):
+    text = (LESSONS / lang / "kv-cache-serving.md").read_text(encoding="utf-8")
+    uses = [text[m.start():m.start() + 40] for m in SYMBOL_B.finditer(text)]
+    assert uses and all(u.startswith("B = {sim}`max_batch(") for u in uses), uses  # never the block size
+    assert text.count("$b_{\\mathrm{blk}}$ − 1") == 1  # the block size has a symbol of its own
