@@ -224,7 +224,8 @@ TEXT = {
 WIDGET = Widget(
     controls=(
         Select("policy", default="static", options=scheduler.POLICIES, style="buttons"),
-        Range("rate", default=scheduler.DEFAULT_RATE_PER_S, min=0.5, max=50, step=0.5, log=True),
+        Range("rate", default=scheduler.DEFAULT_RATE_PER_S, min=scheduler.MIN_RATE_PER_S, max=scheduler.MAX_RATE_PER_S,
+              step=scheduler.RATE_STEP_PER_S, log=True),
         Select("trace", default=scheduler.DEFAULT_TRACE, options=traces.PRESETS, style="buttons"),
         Range("max_batch", default=scheduler.DEFAULT_MAX_BATCH, min=1, max=256, log=True),
         Select("kv_policy", default=scheduler.DEFAULT_KV_POLICY, options=scheduler.KV_POLICIES),
