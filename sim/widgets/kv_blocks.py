@@ -95,6 +95,7 @@ TEXT = {
         "legend.item": "{label}：{slots}",
         "bar": "整张卡的显存，平均同时放得下的那么多请求在跑时",
         "bar.title": "{gpu} 的 {memory} 显存：跑 {requests} 个请求时",
+        "bar.title_share": "{gpu} 的 {memory} 显存里引擎可用的 {usable}（比例 {share}）：跑 {requests} 个请求时",
         "bar.label": "整卡显存条",
         "part.weights": "权重",
         "part.state": "递归状态",
@@ -204,6 +205,8 @@ TEXT = {
         "legend.item": "{label}: {slots}",
         "bar": "The whole GPU's memory, with as many requests running as fit on average",
         "bar.title": "{gpu}'s {memory} with {requests} requests running",
+        "bar.title_share": "The {usable} of {gpu}'s {memory} the engine may use (a share of {share}) with "
+                           "{requests} requests running",
         "bar.label": "The whole GPU's memory",
         "part.weights": "Weights",
         "part.state": "Recurrent state",
@@ -306,6 +309,7 @@ WIDGET = Widget(
         choices.hardware(),
         Range("prefix_tokens", default=0, min=0, max=kv_layout.MAX_PREFIX_TOKENS),
         Range("samples", default=1, min=1, max=kv_layout.MAX_SAMPLES),
+        choices.memory_fraction(),
     ),
     layout=(
         Controls(),
@@ -338,7 +342,7 @@ def render(state) -> dict:
     """The kv-blocks view for any state (invalid values replaced by defaults or clamped)."""
     s = WIDGET.coerce(state)
     t = TEXT[s["lang"]]
-    m, hw = presets.model(s["model"]), presets.hardware(s["hardware"])
+    m, hw = presets.model(s["model"]), choices.gpu(s)  # the memory the engine may use
     sharing = {"prefix_tokens": s["prefix_tokens"], "samples": s["samples"]}
     fits = {p: kv_layout.fit(m, hw, s["trace"], p, s["block_size"], state_dtype=STATE_DTYPE, **sharing)
             for p in kv_layout.POLICIES}
@@ -725,8 +729,11 @@ def memory_bar(f: kv_layout.Fit, hw: presets.Hardware, lang: str) -> str:
              (kv_layout.FREE, max(0.0, f.left_bytes))]
     scale = ROW_SLOTS / hw.memory_bytes
     shapes, x = [], float(MAP_LEFT)
-    title = t["bar.title"].format(gpu=hw.short_name, memory=fmt_bytes(hw.memory_bytes),
-                                  requests=fmt_grouped(f.max_requests))
+    reported = presets.hardware(hw.key).memory_bytes
+    share = hw.memory_bytes / reported
+    title = t["bar.title" if share == 1 else "bar.title_share"].format(
+        gpu=hw.short_name, memory=fmt_bytes(reported), share=f"{share:.2f}", usable=fmt_bytes(hw.memory_bytes),
+        requests=fmt_grouped(f.max_requests))
     shapes.append(svg.text(title, {"x": MAP_LEFT, "y": 17, "class": "svg-label"}))
     for kind, size in parts:
         w = size * scale

@@ -39,3 +39,14 @@ def test_b_means_only_the_batch_size_on_the_page(lang):
     uses = [text[m.start():m.start() + 40] for m in SYMBOL_B.finditer(text)]
     assert uses and all(u.startswith("B = {sim}`max_batch(") for u in uses), uses  # never the block size
     assert text.count("$b_{\\mathrm{blk}}$ − 1") == 1  # the block size has a symbol of its own
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_kv_blocks_figures_are_ones_its_controls_reach(lang):
+    # issue #23: 'without sharing' (share=False) and a runtime reserve were figures no control of kv-blocks reached;
+    # the widget shows the first as a readout (Fit.unshared_requests) and has no reserve control
+    text = (LESSONS / lang / "kv-cache-serving.md").read_text(encoding="utf-8")
+    fits = [f for f in SIM.findall(text) if "kv_layout.fit(" in f]
+    assert len(fits) > 40
+    assert not [f for f in fits if "share=False" in f or "reserve_bytes" in f]
+    assert sum(".unshared_requests" in f for f in fits) >= 4

@@ -31,7 +31,8 @@ def test_default_view_reserves_the_max_length_for_the_anchor_on_an_h100():
     view = widgets.render("kv-blocks", {})
     check_view(view)
     assert view["state"] == {"policy": "contiguous-max", "block_size": 16, "trace": "orca", "model": "qwen3.8-27b",
-                             "hardware": "h100-sxm", "prefix_tokens": 0, "samples": 1, "lang": "zh"}
+                             "hardware": "h100-sxm", "prefix_tokens": 0, "samples": 1, "memory_fraction": 1.0,
+                             "lang": "zh"}
     v = values(view)
     # (memory - 55,562,855,904 B) // (2,048 x 65,536 B + 150,994,944 B of state)
     assert v["max_requests"] == AT_MAX and v["versus_max"] == 1
@@ -92,6 +93,25 @@ def test_sharing_shows_its_saving_under_paging_and_a_note_under_contiguous():
     assert "the recurrent state at its end 151.0 MB" in hybrid["derivations"]["max_requests"]
     contiguous = widgets.render("kv-blocks", {"policy": "contiguous-oracle", "samples": 2})
     assert contiguous["flags"]["sharing_unused"] and values(contiguous)["shared_saving_bytes"] == 0
+
+
+def test_the_memory_share_the_engine_may_use_is_a_control():
+    # issue #23: the lesson's FAQ quotes requests that fit in vLLM's share of the memory
+    share = presets.VLLM_MEMORY_FRACTION
+    gpu = presets.achieved(H100, memory_fraction=share)
+    for policy in ("contiguous-max", "paged"):
+        view = widgets.render("kv-blocks", {"policy": policy, "memory_fraction": share, "lang": "en"})
+        f = kv_layout.fit(ANCHOR, gpu, "orca", policy)
+        assert values(view)["max_requests"] == f.max_requests < kv_layout.fit(ANCHOR, H100, "orca", policy).max_requests
+        assert f.free_bytes == int(share * H100.memory_bytes) - ANCHOR_WEIGHTS
+        assert f"free {fmt_bytes(f.free_bytes)}" in view["derivations"]["max_requests"]
+        bar = ET.fromstring(view["svg"]["bar"]).get("aria-label")
+        assert bar.startswith(f"The {fmt_bytes(gpu.memory_bytes)} of H100's {fmt_bytes(H100.memory_bytes)} the engine "
+                              f"may use (a share of {share:.2f}) with {f.max_requests} requests running")
+    control = kv_blocks.WIDGET.control("memory_fraction")
+    assert control.coerce(share) == share and control.default == 1.0
+    assert "引擎可用" in ET.fromstring(widgets.render("kv-blocks", {"memory_fraction": 0.5})["svg"]["bar"]).get(
+        "aria-label")
 
 
 @pytest.mark.parametrize("samples", [1, 4])
