@@ -11,8 +11,8 @@ follow: request 1's block table (kv_layout.block_table: each logical block above
 its first and last entries when it is long) and, when something is shared, copy-on-write: the sequences that share
 blocks side by side (request 1's samples, or the first requests behind a shared prefix), the same physical
 numbers down the columns they map, each block's refcount beneath, and the block where each parted and made its own
-copy. The bar is the whole GPU with max_requests running. The table puts the four policies side by side on the same
-requests.
+copy. The bar is the GPU's memory (the share the engine may use, memory_fraction: all of it by default) with
+max_requests running. The table puts the four policies side by side on the same requests.
 
 Like every widget with a model and a GPU it carries the shared capacity flag (sim/kit/capacity.py).
 """
