@@ -49,6 +49,9 @@ Conventions (each number depends on them):
   - `samples`: parallel samples of one request share its prompt's full blocks (vLLM §4.4); the last, partly filled
     prompt block is written by every sample, so copy-on-write gives each its own copy. Each sample generates the
     request's output length (OUR CHOICE) and holds its own recurrent state.
+  - The saving (Fit.sharing_saving_bytes) is counted over the requests that would fit even unshared
+    (Fit.unshared_requests), not over the more that sharing lets in, which could not hold their own copies at all:
+    so it is at most the memory beside the checkpoint (OUR CHOICE).
   - With a prefix, a request's output stops at MAX_TOKENS in total (an engine stops at its max sequence length):
     output = min(output, MAX_TOKENS - prefix - prompt).
 - The requests: the first DEFAULT_REQUESTS = 1,000 of traces.lengths(preset, n, seed) with DEFAULT_SEED = 0 (OUR
@@ -385,11 +388,27 @@ class Fit:
         return self.free_bytes - self.used_bytes
 
     @property
+    def unshared_requests(self) -> int:
+        """Requests that would fit at once if every sequence kept its own copy of what it shares (no shared prefix
+        blocks, no prefix state): fit(..., share=False).max_requests, computed from this usage. Without sharing,
+        each request holds its allocated slots plus the slots it maps instead of copying."""
+        u = self.usage
+        if not u.sharing_saving_slot_steps:
+            return self.max_requests
+        per_request_x_steps = ((u.allocated_slot_steps + u.sharing_saving_slot_steps) * self.kv_bytes_per_token
+                               + u.steps * u.samples * self.state_bytes_per_sequence)
+        return self.free_bytes * u.steps // per_request_x_steps if self.free_bytes > 0 else 0
+
+    @property
     def sharing_saving_bytes(self) -> float:
-        """KV memory sharing saves with max_requests running, against each sequence holding its own copy."""
-        if self.max_requests == 0 or self.usage.policy != "paged":
+        """KV memory sharing saves, counted over the unshared_requests that fit even unshared: the blocks they map
+        instead of copying, less the one copy of the prefix's shared blocks. Those requests' unshared copies fit in
+        the free memory, so the saving never exceeds free_bytes (counted over max_requests, it could: the extra
+        requests sharing lets in would not fit with their own copies at all)."""
+        n = self.unshared_requests
+        if n == 0 or self.usage.policy != "paged":
             return 0.0
-        copies = self.max_requests * self.usage.sharing_saving_slot_steps / self.usage.steps
+        copies = n * self.usage.sharing_saving_slot_steps / self.usage.steps
         return (copies - self.usage.shared_prefix_slots) * self.kv_bytes_per_token
 
 

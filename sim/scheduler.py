@@ -77,8 +77,8 @@ Steady state: serve() doubles the trace from STEADY_START = 2,000 requests until
 by less than STEADY_TOLERANCE = 2 % when the trace doubles, or the trace reaches STEADY_CAP = 8,000 (OUR CHOICE,
 what a slider move can afford); the Schedule keeps the last doubling's largest move (`settle_change`), and says
 it has not settled when that is 2 % or more, as happens close to capacity, where queues come and go slowly.
-capacity() runs CAPACITY_REQUESTS = 4,000 requests, sustained() one trace of SUSTAINED_REQUESTS = 4,000 at each rate
-it tries. The timeline the widget draws is the first DRAWN_REQUESTS = 48 of the trace.
+capacity() runs CAPACITY_REQUESTS = 4,000 requests; sustained() takes serve()'s steady state at each rate it tries,
+the run the widget shows at that rate. The timeline the widget draws is the first DRAWN_REQUESTS = 48 of the trace.
 
 Results: a Schedule holds every request (Served: its arrival, start, first-token, done and finish times) and
 every step, stored as Segments, runs of steps with the same requests in them: a step with joiners alone, or
@@ -569,11 +569,11 @@ def capacity_gain(m: Model, hw: Hardware, **scenario) -> float:
 
 # sustained() runs one trace of this many requests at each rate it tries (OUR CHOICE: the length at which the default
 # scenario's percentiles have settled), rather than serve()'s doubling, which would double its work.
-SUSTAINED_REQUESTS = 4_000
-
-# Arrival rates sustained() tries, in req/s (OUR CHOICE): steps of 0.1 up to 5, where static batching sustains its
-# tight latency targets, then the widget slider's steps of 0.5 up to its 50.
-RATE_GRID_PER_S = tuple(k / 10 for k in range(1, 50)) + tuple(k / 2 for k in range(10, 101))
+# The arrival rates a student can set (OUR CHOICE, the batching-timeline widget's control): 0.5 to 50 req/s in steps
+# of 0.5. sustained() tries every one of them, so that the rate it finds is one the widget can be set to.
+MIN_RATE_PER_S, MAX_RATE_PER_S, RATE_STEP_PER_S = 0.5, 50, 0.5
+RATE_GRID_PER_S = tuple(MIN_RATE_PER_S + k * RATE_STEP_PER_S
+                        for k in range(round((MAX_RATE_PER_S - MIN_RATE_PER_S) / RATE_STEP_PER_S) + 1))
 
 
 @functools.lru_cache(maxsize=32)
@@ -592,8 +592,8 @@ def sustained(m: Model, hw: Hardware, policy: str, latency_per_token_s: float, t
 
     def meets(k: int) -> Schedule | None:
         if k not in runs:
-            run = serve.__wrapped__(m, hw, policy, trace, RATE_GRID_PER_S[k], max_batch, SUSTAINED_REQUESTS, seed,
-                                    kv_policy, state_dtype)
+            run = serve.__wrapped__(m, hw, policy, trace, RATE_GRID_PER_S[k], max_batch, None, seed, kv_policy,
+                                    state_dtype)
             runs[k] = None if run.overloaded or run.latency_per_token_p50_s > latency_per_token_s else run
         return runs[k]
 

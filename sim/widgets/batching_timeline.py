@@ -58,6 +58,7 @@ TEXT = {
         "requests_per_s": "合 {value} 个请求/秒",
         "ttft_p50_ms": "首 token 延迟 TTFT：中位数",
         "ttft_p90_ms": "TTFT：p90",
+        "mean_wait_ms": "平均排队时间（到达 → 开始 prefill）",
         "tpot_p50_ms": "之后每个 token 的间隔 TPOT：中位数",
         "tpot_p90_ms": "TPOT：p90",
         "latency_p90_s": "端到端延迟：p90",
@@ -109,6 +110,8 @@ TEXT = {
         "derive.throughput": "{n} 个稳态请求里，第一个返回之后返回的请求共 {tokens} 个输出 token ÷ {window} = {value}",
         "derive.percentile": "{n} 个稳态请求各自的{what}，排序后取{which}（线性插值）= {value}",
         "derive.overloaded": "到达 {rate} > 容量 {capacity}：队列不停变长，这个百分位数只量出请求串有多长",
+        "derive.mean_wait": "Σ（开始 prefill − 到达）÷ {n} 个稳态请求 = {value}",
+        "derive.mean_wait_overloaded": "到达 {rate} > 容量 {capacity}：队列不停变长，平均排队时间只量出请求串有多长",
         "what.ttft": "（第一个 token − 到达）",
         "what.tpot": "（最后一个 token − 第一个）÷（输出 token 数 − 1）",
         "what.latency": "（返回 − 到达）",
@@ -142,6 +145,7 @@ TEXT = {
         "requests_per_s": "{value} requests/s",
         "ttft_p50_ms": "Time to first token (TTFT): median",
         "ttft_p90_ms": "TTFT: p90",
+        "mean_wait_ms": "Mean wait (arrival → its prefill starts)",
         "tpot_p50_ms": "Time per output token after it (TPOT): median",
         "tpot_p90_ms": "TPOT: p90",
         "latency_p90_s": "End-to-end latency: p90",
@@ -199,6 +203,9 @@ TEXT = {
         "derive.percentile": "{what} of each of {n} steady-state requests, sorted, {which} (interpolated) = {value}",
         "derive.overloaded": "arrivals {rate} > capacity {capacity}: the queue keeps growing, and this percentile "
                              "would only measure how long the stream is",
+        "derive.mean_wait": "Σ (prefill starts − arrival) ÷ {n} steady-state requests = {value}",
+        "derive.mean_wait_overloaded": "arrivals {rate} > capacity {capacity}: the queue keeps growing, and the mean "
+                                       "wait would only measure how long the stream is",
         "what.ttft": "(first token − arrival)",
         "what.tpot": "(last token − first) ÷ (output tokens − 1)",
         "what.latency": "(response − arrival)",
@@ -217,7 +224,8 @@ TEXT = {
 WIDGET = Widget(
     controls=(
         Select("policy", default="static", options=scheduler.POLICIES, style="buttons"),
-        Range("rate", default=scheduler.DEFAULT_RATE_PER_S, min=0.5, max=50, step=0.5, log=True),
+        Range("rate", default=scheduler.DEFAULT_RATE_PER_S, min=scheduler.MIN_RATE_PER_S, max=scheduler.MAX_RATE_PER_S,
+              step=scheduler.RATE_STEP_PER_S, log=True),
         Select("trace", default=scheduler.DEFAULT_TRACE, options=traces.PRESETS, style="buttons"),
         Range("max_batch", default=scheduler.DEFAULT_MAX_BATCH, min=1, max=256, log=True),
         Select("kv_policy", default=scheduler.DEFAULT_KV_POLICY, options=scheduler.KV_POLICIES),
@@ -231,7 +239,7 @@ WIDGET = Widget(
         Flag("unsettled", tone="note"),
         Readouts(
             "capacity_per_s", "load", Readout("throughput_tokens_per_s", note="requests_per_s"),
-            "ttft_p50_ms", "ttft_p90_ms", "tpot_p50_ms", "tpot_p90_ms", "latency_p90_s",
+            "ttft_p50_ms", "ttft_p90_ms", "mean_wait_ms", "tpot_p50_ms", "tpot_p90_ms", "latency_p90_s",
             "latency_per_token_p50_ms", "latency_per_token_p90_ms", "goodput_per_s", "capacity_gain", "mean_batch",
             "preemptions", "memory_limit",
         ),
@@ -328,6 +336,11 @@ def render(state) -> dict:
         else:
             derivations[name] = t["derive.percentile"].format(what=t[f"what.{what}"], n=fmt_grouped(n),
                                                               which=t[f"which.{which}"], value=text)
+    wait = run.mean_wait_s
+    outputs["mean_wait_ms"] = output(wait * 1e3, fmt_duration(wait) if not run.overloaded else t["not_shown"])
+    derivations["mean_wait_ms"] = (
+        t["derive.mean_wait_overloaded"].format(rate=fmt_sig(s["rate"]), capacity=fmt_sig(run.capacity_per_s))
+        if run.overloaded else t["derive.mean_wait"].format(n=fmt_grouped(n), value=fmt_duration(wait)))
     fits = capacity.fits(weights, hw)
     flags = {"capacity": not fits, "overloaded": fits and run.overloaded,
              "unsettled": fits and not run.overloaded and not run.settled,

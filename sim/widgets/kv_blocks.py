@@ -2,15 +2,17 @@
 
 The physics and every convention are in sim/kv_layout.py: shares are averages over every step of every request
 of a trace preset (1,000 requests, seed 0), max_requests the requests that fit at once on average beside the whole
-checkpoint, each with its fixed recurrent state (FP32) apart from the KV. The memory map is one moment
+checkpoint, each with its fixed recurrent state (FP32) apart from the KV; the saving of shared blocks counted over
+the requests that would fit without sharing (kv_layout.Fit.unshared_requests, a readout too), so it never exceeds
+the free memory. The memory map is one moment
 (kv_layout.snapshot): the first 8,192 slots of the KV pool, the trace's requests admitted in order while they fit,
 each at a seeded step of its output, drawn at one pixel per slot. Under paging, two pictures of the same moment
 follow: request 1's block table (kv_layout.block_table: each logical block above the physical block it maps to,
 its first and last entries when it is long) and, when something is shared, copy-on-write: the sequences that share
 blocks side by side (request 1's samples, or the first requests behind a shared prefix), the same physical
 numbers down the columns they map, each block's refcount beneath, and the block where each parted and made its own
-copy. The bar is the whole GPU with max_requests running. The table puts the four policies side by side on the same
-requests.
+copy. The bar is the GPU's memory (the share the engine may use, memory_fraction: all of it by default) with
+max_requests running. The table puts the four policies side by side on the same requests.
 
 Like every widget with a model and a GPU it carries the shared capacity flag (sim/kit/capacity.py).
 """
@@ -46,7 +48,7 @@ STATE_DTYPE = "fp32"
 WINDOW_SLOTS = 4 * kv_layout.MAX_TOKENS  # the map: four max-length reservations
 ROW_SLOTS = 512  # slots per row of the map, one pixel each
 CELL_SLOTS = 16  # the map's grid, and the resolution at which a request's slots are outlined
-HIGHLIGHT = (0, 0)  # (request, sample) outlined in the map: the trace's first request
+HIGHLIGHT = (0, 0)  # (request, sample) of the block table, copy-on-write and paged map: the trace's first request
 
 TEXT = {
     "zh": {
@@ -71,19 +73,20 @@ TEXT = {
         "kv_per_request": "一个请求平均占的 KV",
         "state_per_sequence": "每个序列的递归状态（不分页）",
         "shared_saving_bytes": "共享块省下的 KV 显存",
+        "unshared_requests": "不共享时同时放得下的请求数",
         "unit.slots": "个槽",
         "block_size_unused": "连续预留不分块，块大小在这里不起作用。",
         "sharing_unused": "连续预留做不到共享：系统提示和每份采样的提示，都是每个序列各存一份。",
         "note": "一个槽存一个 token 在所有全注意力层的 K 和 V。比例按每个请求一生中的每一步平均（每步同等权重），"
                 "相当于一台忙碌的服务器随便某一刻的样子；请求数是平均同时放得下的个数。混合模型每个序列另有一份"
                 "固定大小的递归状态（FP32），不分页，算进请求数，不算进比例。没有模拟外部碎片：连续预留一个挨一个摆放。",
-        "map": "某一刻的 KV 池，描边的是第 1 个请求的 KV",
+        "map": "某一刻的 KV 池，描边的是其中一个请求的 KV",
         "map.scale": "一个像素一个槽：每行 {row} 个，每格 {cell} 个",
         "map.title": "某一刻：前 {slots} 个槽里放下 {requests} 个请求",
         "map.empty": "显存里没有留给 KV 的地方",
         "map.label": "KV 池示意图",
-        "map.piece": "第 1 个请求（描边）的 KV 分在 {pieces} 处",
-        "map.piece.one": "第 1 个请求（描边）的 KV 连成一整块",
+        "map.piece": "第 {request} 个请求（描边）的 KV 分在 {pieces} 处",
+        "map.piece.one": "第 {request} 个请求（描边）的 KV 连成一整块",
         "state.token": "存着 token",
         "state.shared": "共享块",
         "state.reserved": "预留给以后的 token",
@@ -92,6 +95,7 @@ TEXT = {
         "legend.item": "{label}：{slots}",
         "bar": "整张卡的显存，平均同时放得下的那么多请求在跑时",
         "bar.title": "{gpu} 的 {memory} 显存：跑 {requests} 个请求时",
+        "bar.title_share": "{gpu} 的 {memory} 显存里引擎可用的 {usable}（比例 {share}）：跑 {requests} 个请求时",
         "bar.label": "整卡显存条",
         "part.weights": "权重",
         "part.state": "递归状态",
@@ -116,7 +120,10 @@ TEXT = {
         "how.none_fit": "权重 {weights} 已经占满 {memory} → 0",
         "how.waste_paged": "只有每个序列的最后一块可能没写满：平均 {empty} 个空槽 < 块大小 {block}",
         "how.waste_contiguous": "每个序列平均预留 {reserved} 个、用不上 {never} 个槽",
-        "how.saving": "{n} 个请求各自映射、不必复制的块 − 前缀自己存的那一份 = {saving}",
+        "how.saving": "只算不共享也放得下的 {n} 个请求：它们各自映射、不必复制的块 − 前缀自己存的那一份 = {saving}"
+                      "（所以最多是可用的 {max}）",
+        "how.unshared_requests": "⌊可用 {free} ÷（每个请求连同自己复制的那份 KV {kv} + {samples} × 递归状态 {state}）⌋"
+                                 " = {n}",
         "how.kv_per_request": "每步平均占 {slots} 个槽 × 每个 token {per_token} = {kv}",
         "heading.blocks": "块表：逻辑块映射到哪个物理块",
         "blocks": "同一刻第 1 个请求的块表：上面是逻辑块号，下面是它映射到的物理块号",
@@ -173,6 +180,7 @@ TEXT = {
         "kv_per_request": "KV a request holds, on average",
         "state_per_sequence": "Recurrent state per sequence (not paged)",
         "shared_saving_bytes": "KV memory the shared blocks save",
+        "unshared_requests": "Requests that fit without sharing",
         "unit.slots": "slots",
         "block_size_unused": "Contiguous reservations have no blocks: the block size does nothing here.",
         "sharing_unused": "Contiguous reservations cannot share: each sequence keeps its own copy of the system "
@@ -182,13 +190,13 @@ TEXT = {
                 "moment; requests are how many fit at once on average. A hybrid keeps a fixed-size recurrent state "
                 "(FP32) per sequence as well: not paged, counted in the requests, not in the shares. External "
                 "fragmentation is not simulated: contiguous reservations are packed end to end.",
-        "map": "The KV pool at one moment, request 1's KV outlined",
+        "map": "The KV pool at one moment, one request's KV outlined",
         "map.scale": "a pixel per slot: {row} a row, {cell} a cell",
         "map.title": "One moment: {requests} requests in the first {slots} slots",
         "map.empty": "No memory is left for KV",
         "map.label": "Map of the KV pool",
-        "map.piece": "request 1 (outlined) has its KV in {pieces} places",
-        "map.piece.one": "request 1 (outlined) has its KV in one place",
+        "map.piece": "request {request} (outlined) has its KV in {pieces} places",
+        "map.piece.one": "request {request} (outlined) has its KV in one place",
         "state.token": "Holds a token",
         "state.shared": "Shared block",
         "state.reserved": "Reserved for later tokens",
@@ -197,6 +205,8 @@ TEXT = {
         "legend.item": "{label}: {slots}",
         "bar": "The whole GPU's memory, with as many requests running as fit on average",
         "bar.title": "{gpu}'s {memory} with {requests} requests running",
+        "bar.title_share": "The {usable} of {gpu}'s {memory} the engine may use (a share of {share}) with "
+                           "{requests} requests running",
         "bar.label": "The whole GPU's memory",
         "part.weights": "Weights",
         "part.state": "Recurrent state",
@@ -223,7 +233,10 @@ TEXT = {
         "how.waste_paged": "only a sequence's last block can be partly empty: {empty} empty slots on average "
                            "< block size {block}",
         "how.waste_contiguous": "per sequence, on average {reserved} slots reserved and {never} never used",
-        "how.saving": "blocks {n} requests map instead of copying − the prefix's own copy = {saving}",
+        "how.saving": "counted over the {n} requests that fit even without sharing: the blocks they map instead of "
+                      "copying − the prefix's own copy = {saving} (so at most the free {max})",
+        "how.unshared_requests": "⌊free {free} ÷ (KV per request with its own copies {kv} + {samples} × recurrent "
+                                 "state {state})⌋ = {n}",
         "how.kv_per_request": "{slots} slots per step on average × {per_token} per token = {kv}",
         "heading.blocks": "The block table: which physical block each logical block is",
         "blocks": "Request 1's block table at the same moment: each logical block above the physical block it maps "
@@ -296,6 +309,7 @@ WIDGET = Widget(
         choices.hardware(),
         Range("prefix_tokens", default=0, min=0, max=kv_layout.MAX_PREFIX_TOKENS),
         Range("samples", default=1, min=1, max=kv_layout.MAX_SAMPLES),
+        choices.memory_fraction(),
     ),
     layout=(
         Controls(),
@@ -303,6 +317,7 @@ WIDGET = Widget(
         Readouts(
             "token_share", "reserved_share", "fragmentation_share", Readout("max_requests", note="versus_max"),
             "waste_per_request_tokens", "kv_per_request", "state_per_sequence", "shared_saving_bytes",
+            "unshared_requests",
         ),
         Flag("block_size_unused", tone="note"),
         Flag("sharing_unused", tone="note"),
@@ -327,7 +342,7 @@ def render(state) -> dict:
     """The kv-blocks view for any state (invalid values replaced by defaults or clamped)."""
     s = WIDGET.coerce(state)
     t = TEXT[s["lang"]]
-    m, hw = presets.model(s["model"]), presets.hardware(s["hardware"])
+    m, hw = presets.model(s["model"]), choices.gpu(s)  # the memory the engine may use
     sharing = {"prefix_tokens": s["prefix_tokens"], "samples": s["samples"]}
     fits = {p: kv_layout.fit(m, hw, s["trace"], p, s["block_size"], state_dtype=STATE_DTYPE, **sharing)
             for p in kv_layout.POLICIES}
@@ -348,6 +363,7 @@ def render(state) -> dict:
         "kv_per_request": output(f.kv_bytes_per_request / 1e6, fmt_bytes(f.kv_bytes_per_request)),
         "state_per_sequence": output(f.state_bytes_per_sequence / 1e6, fmt_bytes(f.state_bytes_per_sequence)),
         "shared_saving_bytes": output(f.sharing_saving_bytes / 1e9, fmt_bytes(f.sharing_saving_bytes)),
+        "unshared_requests": output(f.unshared_requests, fmt_grouped(f.unshared_requests)),
     }
     snap = kv_layout.trace_snapshot(s["trace"], s["policy"], s["block_size"], s["prefix_tokens"], s["samples"],
                                     min(WINDOW_SLOTS, kv_layout.budget_slots(m, hw)))
@@ -368,6 +384,7 @@ def render(state) -> dict:
 def _derivations(f: kv_layout.Fit, m: presets.Model, hw: presets.Hardware, weights: int, t: dict) -> dict:
     u = f.usage
     per_sequence = u.steps * u.samples
+    unshared_kv = (u.allocated_slot_steps + u.sharing_saving_slot_steps) * f.kv_bytes_per_token / u.steps
     if f.max_requests:
         requests = t["how.max_requests_prefix" if u.shared_prefix_slots else "how.max_requests"].format(
             free=fmt_bytes(f.free_bytes), shared=fmt_bytes(f.shared_prefix_bytes),
@@ -388,8 +405,12 @@ def _derivations(f: kv_layout.Fit, m: presets.Model, hw: presets.Hardware, weigh
         "kv_per_request": t["how.kv_per_request"].format(
             slots=fmt_sig(u.slots_per_request), per_token=f"{fmt_grouped(cache.kv_bytes_per_token(m))} B",
             kv=fmt_bytes(f.kv_bytes_per_request)),
-        "shared_saving_bytes": t["how.saving"].format(n=fmt_grouped(f.max_requests),
-                                                      saving=fmt_bytes(f.sharing_saving_bytes)),
+        "shared_saving_bytes": t["how.saving"].format(n=fmt_grouped(f.unshared_requests),
+                                                      saving=fmt_bytes(f.sharing_saving_bytes),
+                                                      max=fmt_bytes(f.free_bytes)),
+        "unshared_requests": t["how.unshared_requests"].format(
+            free=fmt_bytes(f.free_bytes), kv=fmt_bytes(unshared_kv), samples=u.samples,
+            state=fmt_bytes(f.state_bytes_per_sequence), n=fmt_grouped(f.unshared_requests)),
     }
 
 
@@ -401,7 +422,7 @@ LEGEND_ROW_PX, LEGEND_COLUMN_PX = 20, 262
 
 def memory_map(snap: kv_layout.Snapshot, lang: str) -> str:
     """The KV pool at the snapshot, one pixel per slot, ROW_SLOTS a row: one path per state, block grid lines
-    (paged), a gap between contiguous reservations, and the cells holding request 1's KV outlined."""
+    (paged), a gap between contiguous reservations, and the cells holding one sequence's KV outlined (outlined())."""
     t = TEXT[lang]
     width = MAP_LEFT * 2 + ROW_SLOTS
     rows = -(-snap.capacity // ROW_SLOTS)
@@ -426,17 +447,18 @@ def memory_map(snap: kv_layout.Snapshot, lang: str) -> str:
         gaps = "".join(_tick(p.start) for p in snap.sequences if p.start)
         if gaps:
             shapes.append(svg.element("path", {"d": gaps, "stroke": palette.colour("surface"), "stroke-width": 2}))
-    cells, pieces = _highlight(snap)
+    seq = outlined(snap)
+    cells, pieces = _highlight(snap, seq)
     if cells:
         d = "".join(_rect_path(c * CELL_SLOTS, n * CELL_SLOTS) for c, n in cells)
         shapes.append(svg.element("path", {"d": d, "fill": "none", "stroke": palette.colour("ink"),
-                                           "stroke-width": 1.5, "data-highlight": "request-1"}))
+                                           "stroke-width": 1.5, "data-highlight": f"request-{seq.request + 1}"}))
     legend = [(t["state." + state], COLOURS[state], counts[state]) for state in MAP_STATES
               if counts[state] or state != kv_layout.SHARED]
     items, y = _legend([(t["legend.item"].format(label=label, slots=fmt_grouped(n)), colour)
                         for label, colour, n in legend], bottom + 12)
-    spoken_pieces = (None if not pieces else t["map.piece.one"] if pieces == 1
-                     else t["map.piece"].format(pieces=fmt_grouped(pieces)))
+    spoken_pieces = (None if not pieces else t["map.piece.one" if pieces == 1 else "map.piece"].format(
+        request=fmt_grouped(seq.request + 1), pieces=fmt_grouped(pieces)))
     if spoken_pieces:
         items.append(svg.text(spoken_pieces, {"x": MAP_LEFT, "y": y + 13, "class": "svg-muted"}))
         y += LEGEND_ROW_PX
@@ -466,10 +488,17 @@ def _tick(slot: int) -> str:
     return f"M{MAP_LEFT + col} {MAP_TOP + row * ROW_PX}v{ROW_PX}" if col else ""
 
 
-def _highlight(snap: kv_layout.Snapshot) -> tuple[list[tuple[int, int]], int]:
-    """Runs (first cell, cells) of the map's cells that hold request 1's KV, cut at rows; and in how many separate
+def outlined(snap: kv_layout.Snapshot) -> kv_layout.Placed | None:
+    """The sequence the map outlines: paged, request 1's (HIGHLIGHT, as in the block table); contiguous, the
+    reservation drawn first, at slot 0 (the oldest request's, which need not be request 1)."""
+    if snap.policy == "paged":
+        return snap.sequence(*HIGHLIGHT)
+    return min(snap.sequences, key=lambda p: p.start, default=None)
+
+
+def _highlight(snap: kv_layout.Snapshot, seq: kv_layout.Placed | None) -> tuple[list[tuple[int, int]], int]:
+    """Runs (first cell, cells) of the map's cells that hold seq's KV, cut at rows; and in how many separate
     places of memory its KV lies (1 for a contiguous reservation)."""
-    seq = next((p for p in snap.sequences if (p.request, p.sample) == HIGHLIGHT), None)
     if seq is None:
         return [], 0
     b = snap.block_size
@@ -700,8 +729,11 @@ def memory_bar(f: kv_layout.Fit, hw: presets.Hardware, lang: str) -> str:
              (kv_layout.FREE, max(0.0, f.left_bytes))]
     scale = ROW_SLOTS / hw.memory_bytes
     shapes, x = [], float(MAP_LEFT)
-    title = t["bar.title"].format(gpu=hw.short_name, memory=fmt_bytes(hw.memory_bytes),
-                                  requests=fmt_grouped(f.max_requests))
+    reported = presets.hardware(hw.key).memory_bytes
+    share = hw.memory_bytes / reported
+    title = t["bar.title" if share == 1 else "bar.title_share"].format(
+        gpu=hw.short_name, memory=fmt_bytes(reported), share=f"{share:.2f}", usable=fmt_bytes(hw.memory_bytes),
+        requests=fmt_grouped(f.max_requests))
     shapes.append(svg.text(title, {"x": MAP_LEFT, "y": 17, "class": "svg-label"}))
     for kind, size in parts:
         w = size * scale

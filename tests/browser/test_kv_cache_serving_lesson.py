@@ -7,6 +7,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
+from sim import kv_layout, presets
 from tests.browser.conftest import (
     browser_view,
     cpython_view,
@@ -114,7 +115,12 @@ def test_a_shared_prefix_is_stored_once_under_paging(site_page, server):
     wait_for_output(widget, "max_requests", shared["outputs"]["max_requests"]["value"])
     expect(widget.locator('output[name="shared_saving_bytes"]').first).to_have_text(
         shared["outputs"]["shared_saving_bytes"]["text"])
-    assert shared["outputs"]["shared_saving_bytes"]["value"] > 10  # GB: the prefix's blocks, stored once
+    # GB: the prefix's blocks, stored once, counted over the requests that fit even unshared (issue #23)
+    free = kv_layout.free_bytes(presets.model("qwen3-32b"), presets.hardware("h100-sxm"))
+    assert 5 < shared["outputs"]["shared_saving_bytes"]["value"] < free / 1e9
+    expect(widget.locator('output[name="unshared_requests"]').first).to_have_text(
+        shared["outputs"]["unshared_requests"]["text"])
+    assert shared["outputs"]["unshared_requests"]["value"] < shared["outputs"]["max_requests"]["value"]
     expect(widget.locator('[data-svg="map"] path[data-state="shared"]')).to_have_count(1)
     assert browser_view(site_page, "kv-blocks") == shared
     # Contiguous reservations cannot share: the note says so, and nothing is saved.

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim import kit, presets, scheduler, widgets
+from sim.display import fmt_duration
 from sim.widgets import batching_timeline
 from tests.sim.test_properties import json_values
 from tests.sim.test_widgets import check_view
@@ -97,6 +98,22 @@ def test_the_readouts_match_the_scheduler():
     assert out["preemptions"]["value"] == s.preemptions
     assert out["capacity_gain"]["value"] == pytest.approx(scheduler.capacity_gain(
         m, hw, trace="chat", max_batch=32, kv_policy="paged"), rel=1e-5)
+
+
+def test_the_mean_wait_is_a_readout(lang="en"):
+    # issue #23: the lesson quotes the mean wait of each policy, which no readout showed
+    for policy in scheduler.POLICIES:
+        view = render({"policy": policy, "lang": lang})
+        run = scheduler.serve(ANCHOR, H100, policy)
+        assert view["outputs"]["mean_wait_ms"]["value"] == pytest.approx(run.mean_wait_s * 1e3, rel=1e-5)
+        assert view["outputs"]["mean_wait_ms"]["text"] == fmt_duration(run.mean_wait_s)
+        assert view["derivations"]["mean_wait_ms"] == (f"Σ (prefill starts − arrival) ÷ {len(run.measured):,} "
+                                                       f"steady-state requests = {fmt_duration(run.mean_wait_s)}")
+    shown = [r.name for item in batching_timeline.WIDGET.layout if isinstance(item, kit.Readouts) for r in item.items]
+    assert "mean_wait_ms" in shown
+    overloaded = render({"rate": scheduler.OVERLOADED_RATE_PER_S, "lang": lang})
+    assert overloaded["outputs"]["mean_wait_ms"]["text"] == "overloaded"
+    assert overloaded["derivations"]["mean_wait_ms"].startswith("arrivals 12.0 > capacity 7.50")
 
 
 def test_derivations_show_the_numbers():

@@ -31,7 +31,8 @@ def test_default_view_reserves_the_max_length_for_the_anchor_on_an_h100():
     view = widgets.render("kv-blocks", {})
     check_view(view)
     assert view["state"] == {"policy": "contiguous-max", "block_size": 16, "trace": "orca", "model": "qwen3.8-27b",
-                             "hardware": "h100-sxm", "prefix_tokens": 0, "samples": 1, "lang": "zh"}
+                             "hardware": "h100-sxm", "prefix_tokens": 0, "samples": 1, "memory_fraction": 1.0,
+                             "lang": "zh"}
     v = values(view)
     # (memory - 55,562,855,904 B) // (2,048 x 65,536 B + 150,994,944 B of state)
     assert v["max_requests"] == AT_MAX and v["versus_max"] == 1
@@ -85,13 +86,50 @@ def test_sharing_shows_its_saving_under_paging_and_a_note_under_contiguous():
     paged = widgets.render("kv-blocks", {"policy": "paged", "prefix_tokens": 341, "model": "qwen3-32b"})
     dense = kv_layout.fit(presets.model("qwen3-32b"), H100, "orca", "paged", 16, prefix_tokens=341)
     assert values(paged)["shared_saving_bytes"] == pytest.approx(dense.sharing_saving_bytes / 1e9, rel=1e-5)
-    assert dense.sharing_saving_bytes > 10e9
+    assert 5e9 < dense.sharing_saving_bytes < dense.free_bytes
     assert values(paged)["max_requests"] == dense.max_requests
     assert "前缀末尾的递归状态 0 B" in paged["derivations"]["max_requests"]
     hybrid = widgets.render("kv-blocks", {"policy": "paged", "prefix_tokens": 341, "lang": "en"})
     assert "the recurrent state at its end 151.0 MB" in hybrid["derivations"]["max_requests"]
     contiguous = widgets.render("kv-blocks", {"policy": "contiguous-oracle", "samples": 2})
     assert contiguous["flags"]["sharing_unused"] and values(contiguous)["shared_saving_bytes"] == 0
+
+
+def test_the_memory_share_the_engine_may_use_is_a_control():
+    # issue #23: the lesson's FAQ quotes requests that fit in vLLM's share of the memory
+    share = presets.VLLM_MEMORY_FRACTION
+    gpu = presets.achieved(H100, memory_fraction=share)
+    for policy in ("contiguous-max", "paged"):
+        view = widgets.render("kv-blocks", {"policy": policy, "memory_fraction": share, "lang": "en"})
+        f = kv_layout.fit(ANCHOR, gpu, "orca", policy)
+        assert values(view)["max_requests"] == f.max_requests < kv_layout.fit(ANCHOR, H100, "orca", policy).max_requests
+        assert f.free_bytes == int(share * H100.memory_bytes) - ANCHOR_WEIGHTS
+        assert f"free {fmt_bytes(f.free_bytes)}" in view["derivations"]["max_requests"]
+        bar = ET.fromstring(view["svg"]["bar"]).get("aria-label")
+        assert bar.startswith(f"The {fmt_bytes(gpu.memory_bytes)} of H100's {fmt_bytes(H100.memory_bytes)} the engine "
+                              f"may use (a share of {share:.2f}) with {f.max_requests} requests running")
+    control = kv_blocks.WIDGET.control("memory_fraction")
+    assert control.coerce(share) == share and control.default == 1.0
+    assert "引擎可用" in ET.fromstring(widgets.render("kv-blocks", {"memory_fraction": 0.5})["svg"]["bar"]).get(
+        "aria-label")
+
+
+@pytest.mark.parametrize("samples", [1, 4])
+def test_the_saving_of_shared_blocks_never_exceeds_the_free_memory(samples):
+    # issue #23: Qwen3-32B, paged, a 512-token prefix showed more memory saved than there was beside the weights
+    state = {"policy": "paged", "prefix_tokens": 512, "samples": samples, "model": "qwen3-32b", "lang": "en"}
+    view = widgets.render("kv-blocks", state)
+    f = kv_layout.fit(presets.model("qwen3-32b"), H100, "orca", "paged", 16, 512, samples)
+    unshared = kv_layout.fit(presets.model("qwen3-32b"), H100, "orca", "paged", 16, 512, samples, share=False)
+    v = values(view)
+    assert v["unshared_requests"] == unshared.max_requests < v["max_requests"]
+    assert 0 < v["shared_saving_bytes"] * 1e9 < f.free_bytes
+    how = view["derivations"]["shared_saving_bytes"]
+    assert f"the {fmt_grouped(unshared.max_requests)} requests that fit even without sharing" in how
+    assert how.endswith(f"= {fmt_bytes(f.sharing_saving_bytes)} (so at most the free {fmt_bytes(f.free_bytes)})")
+    assert fmt_grouped(unshared.max_requests) in view["derivations"]["unshared_requests"]
+    zh = widgets.render("kv-blocks", {**state, "lang": "zh"})
+    assert f"最多是可用的 {fmt_bytes(f.free_bytes)}" in zh["derivations"]["shared_saving_bytes"]
 
 
 @pytest.mark.parametrize("sent, kept", [
@@ -117,15 +155,24 @@ def map_of(view: dict) -> ET.Element:
     return ET.fromstring(view["svg"]["map"])
 
 
-def test_the_map_draws_each_state_once_and_outlines_request_one():
+def test_the_map_draws_each_state_once_and_outlines_one_request():
     for policy in kv_layout.POLICIES:
         view = widgets.render("kv-blocks", {"policy": policy, "lang": "en"})
         root = map_of(view)
         states = [p.get("data-state") for p in root.iter(f"{SVG}path") if p.get("data-state")]
         assert len(states) == len(set(states)) and set(states) <= set(kv_blocks.MAP_STATES)
-        assert [p for p in root.iter(f"{SVG}path") if p.get("data-highlight") == "request-1"]
+        # paged: request 1, as in its block table; contiguous: the reservation drawn first, at slot 0
+        snap = kv_layout.trace_snapshot("orca", policy, 16, 0, 1, kv_blocks.WINDOW_SLOTS)
+        first = snap.sequence(0) if policy == "paged" else next(p for p in snap.sequences if p.start == 0)
+        n = first.request + 1
+        outline = [p for p in root.iter(f"{SVG}path") if p.get("data-highlight")]
+        assert [p.get("data-highlight") for p in outline] == [f"request-{n}"]
+        if policy != "paged":
+            assert n != 1  # the oldest request is drawn first, and it is not the trace's first
+            assert outline[0].get("d").startswith(f"M{kv_blocks.MAP_LEFT} {kv_blocks.MAP_TOP}h")  # cell 0
         label = root.get("aria-label")
-        assert label.startswith("One moment: ") and "request 1 (outlined) has its KV in" in label
+        assert label.startswith("One moment: ") and f"request {n} (outlined) has its KV in" in label
+        assert f"request {n} (outlined) has its KV in" in "".join(root.itertext())  # written under the map too
         assert all(t.get("class") in ("svg-label", "svg-muted") for t in root.iter(f"{SVG}text"))
         assert "font-size" not in view["svg"]["map"]
     four = map_of(widgets.render("kv-blocks", {"lang": "en"})).get("aria-label")

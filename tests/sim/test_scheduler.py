@@ -532,7 +532,13 @@ def test_sustained_rate_at_a_latency_target():
     # The highest rate of the grid within capacity and the median target (Orca's way of comparing), by bisection:
     # it meets the target there, and the next rate of the grid does not.
     rates = scheduler.RATE_GRID_PER_S
-    assert rates[0] == 0.1 and rates[-1] == 50 and list(rates) == sorted(set(rates))
+    assert rates[0] == 0.5 and rates[-1] == 50 and list(rates) == sorted(set(rates))
+    # issue #23: the grid is every rate the batching-timeline widget can be set to, so a student finds the same rate
+    from sim.widgets import batching_timeline
+    control = batching_timeline.WIDGET.control("rate")
+    assert rates == tuple(x / 2 for x in range(1, 101))
+    assert all(control.coerce(r) == r and control.problem(r) is None for r in rates)
+    assert control.problem(0.7) is not None and control.problem(5.1) is not None  # the old grid's steps of 0.1
     for policy in scheduler.POLICIES:
         for target in (0.02, 0.025):
             run = scheduler.sustained(ANCHOR, H100, policy, target)
@@ -540,8 +546,13 @@ def test_sustained_rate_at_a_latency_target():
             k = rates.index(run.rate_per_s)
             above = scheduler.serve(ANCHOR, H100, policy, rate_per_s=rates[k + 1])
             assert above.overloaded or above.latency_per_token_p50_s > target
+            # the very run the widget shows at that rate
+            shown = scheduler.serve(ANCHOR, H100, policy, rate_per_s=run.rate_per_s)
+            assert run.latency_per_token_p50_s == shown.latency_per_token_p50_s
     static, continuous = (scheduler.sustained(ANCHOR, H100, p, 0.025) for p in scheduler.POLICIES)
     assert static.rate_per_s == 1.0 and continuous.rate_per_s == 13.0
+    # the lesson says static batching is then at the lowest rate the control offers
+    assert scheduler.sustained(ANCHOR, H100, "static", 0.02).rate_per_s == scheduler.MIN_RATE_PER_S == 0.5
     # Below the batch-1 decode step (15.39 ms) no rate can meet the target.
     assert scheduler.sustained(ANCHOR, H100, "continuous", 0.01) is None
     with pytest.raises(ValueError):
