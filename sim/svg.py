@@ -69,3 +69,10 @@ def document(width: float, height: float, label: str, *children: str, css_class:
          "width": width, "height": height, "role": "img", "aria-label": label},
         *children,
     )
+
+
+def responsive(wide: str, narrow: str) -> str:
+    """One diagram drawn twice: `wide` for desktop, `narrow` (about 300 units wide, for a 375 px phone). The
+    stylesheet shows one of them by a container query on the frame (.scroll-x), so a view stays one string for
+    every width and the page and CPython render the same markup."""
+    return f'<div class="layout-wide">{wide}</div><div class="layout-narrow">{narrow}</div>'

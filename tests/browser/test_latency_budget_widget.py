@@ -24,7 +24,7 @@ def test_page_reads_before_python_and_becomes_ready(site_page, server):
     widget = site_page.locator(f"#{ID}")
     expect(widget.locator('output[name="e2e_s"]')).to_have_text("12.7 s")
     expect(widget.locator('output[name="tpot_share"]')).to_have_text("98.4%")
-    expect(widget.locator('[data-svg="timeline"] svg rect')).to_have_count(2)
+    expect(widget.locator('[data-svg="timeline"] .layout-wide svg rect')).to_have_count(2)
     expect(widget).to_have_attribute("data-state", "ready", timeout=60_000)
     expect(scenario(widget, "chat")).to_be_checked()
 
@@ -53,7 +53,7 @@ def test_editing_tpot_switches_to_custom_and_updates_e2e(site_page, server):
     # The slider followed the number box, and the timeline was redrawn from Python's SVG.
     position = latency_budget.WIDGET.control("tpot_ms").slider_position(50)  # an index into the slider's stops
     assert widget.locator(f"#{ID}-tpot_ms-slider").input_value() == str(position)
-    expect(widget.locator('[data-svg="timeline"] svg')).to_have_attribute("aria-label", "一次请求的时间线：TTFT 200 ms，TPOT × 500 个 token = 25 s，共 25.2 s")
+    expect(widget.locator('[data-svg="timeline"] .layout-wide svg')).to_have_attribute("aria-label", "一次请求的时间线：TTFT 200 ms，TPOT × 500 个 token = 25 s，共 25.2 s")
 
 
 def test_link_keeps_a_scenario_with_edited_fields(site_page, server):
