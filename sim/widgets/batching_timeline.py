@@ -14,7 +14,6 @@ Fixed here, OUR CHOICE: seed 0, the goodput targets scheduler.DEFAULT_TTFT_TARGE
 from __future__ import annotations
 
 import math
-import re
 
 from sim import cache, model_size, presets, scheduler, svg, traces
 from sim.display import fmt_bytes, fmt_duration, fmt_grouped, fmt_share, fmt_sig
@@ -355,16 +354,6 @@ def _tick_step(span: float, most: int = MAX_TICKS) -> float:
     return 10.0 ** (exponent + 2)
 
 
-def _lines(text: str, font_px: float, width: float) -> list[str]:
-    """`text` broken after spaces or Chinese commas into lines that fit `width` (a word longer stays whole)."""
-    lines = [""]
-    for piece in re.split(r"(?<=[ ，])", text):
-        if lines[-1] and text_width((lines[-1] + piece).rstrip(), font_px) > width:
-            lines.append("")
-        lines[-1] += piece
-    return [line.rstrip() for line in lines]
-
-
 def _legend(keys: list[str], y: float, t: dict, frame: float = WIDTH) -> tuple[list[str], float]:
     """Swatches and their labels, wrapped onto as many rows as the width needs; returns them and the last row's y."""
     parts, x = [], float(SIDE)
@@ -404,7 +393,8 @@ def _timeline_svg(run: scheduler.Schedule, other: scheduler.Schedule, s: dict, l
     keys = ["wait", "prefill", "decode"] + (["held"] if s["policy"] == "static" else [])
     legend, y = _legend(keys, 8.0, t, frame)
     n = len(run.requests)
-    caption = _lines(t["rows"].format(n=n), 11, frame - 2 * SIDE) if narrow else [t["rows"].format(n=n)]
+    caption = t["rows"].format(n=n)
+    caption = svg.wrap(caption, frame - 2 * SIDE, lambda line: text_width(line, 11)) if narrow else [caption]
     rows_label_y = y + 34
     rows_y = rows_label_y + 8 + (len(caption) - 1) * 14
     chart_label_y = rows_y + n * ROW + 24
