@@ -20,6 +20,7 @@ class WidgetUse:
     line: int
     outputs: frozenset[str]  # output names of its view
     controls: frozenset[str]
+    flags: frozenset[str] = frozenset()  # flag names of its view ("answered" makes it a question)
 
 
 @dataclass(frozen=True)

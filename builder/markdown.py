@@ -20,7 +20,7 @@ from mdit_py_plugins.attrs import attrs_block_plugin, attrs_plugin
 from mdit_py_plugins.container import container_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-from builder import safety, scroll
+from builder import safety, scenarios, scroll
 from builder.context import LessonContext, LinkUse
 from builder.directives import run_directive
 from builder.expressions import ExpressionError, evaluate
@@ -217,6 +217,10 @@ def _resolve_link(token: Token, line: int, ctx: LessonContext) -> None:
             token.tag = "span"
     elif href.startswith("#"):
         ctx.links.append(LinkUse(line, None, href[1:]))
+    elif href.startswith("?"):
+        # A scenario of a widget on this page; checked once every widget is known (builder/scenarios.py).
+        ctx.checks.append((line, lambda c: scenarios.problem(c, href)))
+        token.attrs["data-scenario"] = ""
     elif not EXTERNAL.match(href):
         raise LessonError(line, f"link {href!r}: link to another lesson with lesson:SLUG, to this page with #id, "
-                                "or to an external page with https://")
+                                "to a widget's scenario with ?ID.PARAM=VALUE#ID, or to an external page with https://")

@@ -51,4 +51,4 @@ def load_yaml_body(body: str, first_line: int, what: str):
         raise LessonError(first_line + (mark.line if mark else 0), f"{what} is not valid YAML: {problem}") from None
 
 
-from builder.directives import callout, details, evolution, formula, widget  # noqa: E402,F401  (registers them)
+from builder.directives import answer, callout, details, evolution, formula, widget  # noqa: E402,F401  (registers them)

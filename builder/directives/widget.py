@@ -48,7 +48,8 @@ def widget_directive(ctx: LessonContext, args: str, body: str, line: int) -> str
     state = view["state"]  # what render actually used: presets may fill dependent fields
     ctx.scripted = True
     ctx.widgets.append(WidgetUse(name=name, id=widget_id, line=line, outputs=frozenset(view["outputs"]),
-                                 controls=frozenset(c.name for c in declaration.controls)))
+                                 controls=frozenset(c.name for c in declaration.controls),
+                                 flags=frozenset(view["flags"])))
     try:
         markup = render_widget(ctx.templates, ctx.ui, name, widget_id, state, view)
     except (jinja2.TemplateError, DeclarationError) as e:

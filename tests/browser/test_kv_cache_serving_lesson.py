@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 from tests.browser.conftest import (
     browser_view,
     cpython_view,
+    eventually,
     open_ready,
     wait_for_output,
 )
@@ -194,3 +195,30 @@ def test_the_earlier_lessons_link_here_in_both_languages(site_page, server):
         # and back: the evolution map and the pager lead to the lessons before it
         expect(site_page.locator('a[rel="prev"]')).to_have_attribute("href", "../inference-vs-training/")
         expect(site_page.locator('ol.evolution a.generation-name[href="../prefill-decode/"]')).to_have_count(1)
+
+
+@pytest.mark.parametrize("lang", ["", "en/"], ids=["zh", "en"])
+def test_a_scenario_link_in_the_prose_opens_its_scenario_in_place(site_page, server, lang):
+    """The try-list's 'down to 1' is a scenario link: followed, the timeline shows arrival rate 1 (the lesson's other
+    settings kept), as CPython computes it, without reloading the page; the address bar holds the scenario."""
+    widget = open_ready(site_page, server.url(lang + LESSON), "batching-timeline")
+    site_page.evaluate("window.notReloaded = true")
+    link = site_page.locator('a[data-scenario][href="?batching-timeline.rate=1#batching-timeline"]')
+    link.click()
+    expected = lesson_view(site_page, "batching-timeline", rate=1)
+    expect(widget.locator("#batching-timeline-rate")).to_have_value("1")
+    eventually(site_page, "id => window.inferlab.views[id]?.state.rate === 1", "batching-timeline")
+    assert browser_view(site_page, "batching-timeline") == expected
+    assert site_page.evaluate("window.notReloaded") is True
+    eventually(site_page, "() => location.search === '?batching-timeline.rate=1' && location.hash === '#batching-timeline'")
+    assert site_page.evaluate("document.activeElement.id") == "batching-timeline"
+
+
+def test_paper_drops_the_question_boxes_and_prints_the_worked_answers(site_page, server):
+    """Printed, a question box is a blank to fill that nobody can press; its worked answer prints open instead."""
+    open_ready(site_page, server.url("en/" + LESSON), "q-reserve")
+    answer = site_page.locator('details.worked-answer[data-answer-for="q-reserve"] > p').first
+    expect(answer).to_be_hidden()
+    site_page.emulate_media(media="print")
+    expect(site_page.locator("#q-reserve")).to_be_hidden()
+    expect(answer).to_be_visible()

@@ -191,7 +191,11 @@ def test_every_predict_box_hides_its_answer_and_grades_the_simulators_answer_rig
     for i in range(boxes.count()):
         box = boxes.nth(i)
         state = island(box)["state"]
-        # Nothing of the answer shows before a guess: no number, no derivation, no verdict but the invitation.
+        worked = site_page.locator(f'details.worked-answer[data-answer-for="{box.get_attribute("id")}"]')
+        # Nothing of the answer shows before a guess: no number, no derivation, no verdict but the invitation,
+        # and the lesson's worked answer, if it has one, stays folded.
+        for k in range(worked.count()):
+            assert worked.nth(k).get_attribute("open") is None
         expect(box.locator('[data-flag="answered"]')).to_be_hidden()
         expect(box.locator('output[name="expected"]')).to_have_text("")
         expect(box.locator('[data-derivation="expected"]')).to_have_text("")
@@ -208,6 +212,8 @@ def test_every_predict_box_hides_its_answer_and_grades_the_simulators_answer_rig
         assert graded["flags"]["correct"]
         assert wait_for_view(site_page, box.get_attribute("id"), graded) == graded
         expect(box.locator('[data-flag="answered"]')).to_be_visible()
+        for k in range(worked.count()):  # the worked answer follows the check
+            expect(worked.nth(k)).to_have_attribute("open", "")
 
 
 @pytest.mark.parametrize("lesson", of_lessons(LESSONS))
@@ -269,6 +275,11 @@ def test_axe_finds_nothing_in_either_theme_and_a_phone_never_scrolls_sideways(si
         widget = site_page.locator("[data-widget]").nth(i)
         if widget.locator("[data-figure]").count():
             show_figures(widget)
+    # Every question answered: its verdict, its answer and its worked answer are on the page too.
+    for box in site_page.locator('[data-widget="predict"]').all():
+        box.locator('input[name="guess"]').fill("1")
+        box.locator('input[name="guess"]').press("Enter")
+        expect(box.locator('[data-flag="answered"]')).to_be_visible()
     if width == "phone":
         assert site_page.evaluate("document.documentElement.scrollWidth") <= WIDTHS["phone"]["width"]
         smallest, where = site_page.evaluate(SMALLEST_TEXT)

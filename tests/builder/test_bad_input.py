@@ -213,6 +213,28 @@ def test_formula_names_a_widget_not_on_the_page(problems):
                BODY_LINE, "widget id 'roofline', which is not on this page")
 
 
+def test_an_answer_to_a_widget_that_asks_nothing(problems):
+    assert_one(problems({"one.md": lesson("::: widget roofline\n:::\n\n::: answer roofline\nIt is 3.\n:::\n")}),
+               "one.md", BODY_LINE + 3, "widget roofline is not a question")
+
+
+def test_an_empty_answer(problems):
+    body = "::: widget predict id=q\nquestion: decode-intensity\n:::\n\n::: answer q\n:::\n"
+    assert_one(problems({"one.md": lesson(body)}), "one.md", BODY_LINE + 4, "answer 'q' is empty")
+
+
+@pytest.mark.parametrize("href, says", [
+    ("?nope.T=4#nope", "no widget with id 'nope' on this page"),
+    ("?roofline.speed=4#roofline", "unknown parameter 'speed'"),
+    ("?roofline.T=0#roofline", "T must be a whole number from 1"),
+    ("?roofline.T=4", "must end in #ID, the widget it opens"),
+    ("?T=4#roofline", "every key is ID.PARAM"),
+])
+def test_a_scenario_link_the_widget_cannot_open(problems, href, says):
+    body = f"See [this]({href}).\n\n::: widget roofline\n:::\n"
+    assert_one(problems({"one.md": lesson(body)}), "one.md", BODY_LINE, says)
+
+
 def test_latex_that_cannot_render(problems):
     assert_one(problems({"one.md": lesson("文字\n\n$\\left( x$\n")}), "one.md", BODY_LINE + 2, "cannot render LaTeX")
 

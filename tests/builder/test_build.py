@@ -131,6 +131,22 @@ def test_real_lessons_build(tmp_path):
     assert 'href="prefill-decode/"' in (tmp_path / "_site" / "index.html").read_text(encoding="utf-8")
 
 
+def test_every_worked_answer_is_folded_after_its_question_box(tmp_path):
+    """A worked answer (::: answer ID) is a closed <details> that comes after the question box it answers, on
+    every real lesson page that has one; kv-cache-serving's three quoted answers are among them."""
+    out = tmp_path / "_site"
+    build.build(paths_for(build.ROOT / "lessons", out))
+    answered = set()
+    for page in out.glob("**/index.html"):
+        text = page.read_text(encoding="utf-8")
+        for match in re.finditer(r'<details class="worked-answer" data-answer-for="([^"]+)"(\s+open)?', text):
+            box = text.find(f'data-widget="predict" id="{match[1]}"')
+            assert 0 <= box < match.start(), f"{page}: the answer to {match[1]} comes before its box"
+            assert match[2] is None, f"{page}: the answer to {match[1]} is open before the box is answered"
+            answered.add((page.parent.name, match[1]))
+    assert {("kv-cache-serving", q) for q in ("q-reserve", "q-paged", "q-swap")} <= answered
+
+
 def test_bad_lesson_fails_with_file_line_and_keeps_the_old_site(tmp_path, demo_site):
     out = tmp_path / "_site"
     shutil.copytree(demo_site, out)
@@ -232,3 +248,39 @@ def test_every_page_links_its_other_languages(demo_site):
     # The home pages offer each other.
     assert '<a href="en/" hreflang="en" lang="en" data-language-switch>English</a>' in (demo_site / "index.html").read_text(encoding="utf-8")
     assert '<a href="../" hreflang="zh" lang="zh" data-language-switch>中文</a>' in (demo_site / "en" / "index.html").read_text(encoding="utf-8")
+
+
+def test_inference_vs_training_asks_before_it_answers(tmp_path):
+    """Issue #23: every numeric question of inference-vs-training is asked where its number is worked out, before
+    the text that states it, which is its folded worked answer; the closing section keeps only the questions in
+    words; and the first widget below a worked answer shows no readout that would be graded right for its box."""
+    from sim.questions import QUESTIONS
+
+    out = tmp_path / "_site"
+    build.build(paths_for(build.ROOT / "lessons", out))
+    token = re.compile(r'<h2 id="(?P<heading>[^"]+)"|<details class="worked-answer" data-answer-for="(?P<answer>[^"]+)"'
+                       r'|<script type="application/json" class="widget-data">(?P<island>.*?)</script>', re.S)
+    for lang, page in (("zh", out / "inference-vs-training" / "index.html"),
+                       ("en", out / "en" / "inference-vs-training" / "index.html")):
+        events = []  # ("heading", id) | ("answer", box id) | ("widget", island)
+        for match in token.finditer(page.read_text(encoding="utf-8")):
+            kind = match.lastgroup
+            events.append((kind, json.loads(match[kind]) if kind == "island" else match[kind]))
+        boxes = [island["state"]["question"] for kind, island in events
+                 if kind == "island" and island["widget"] == "predict"]
+        answered = [value for kind, value in events if kind == "answer"]
+        assert len(boxes) == 8 and len(answered) == len(boxes), (lang, boxes, answered)
+        quiz = events.index(("heading", "quiz"))
+        assert not [e for e in events[quiz:] if e[0] == "island" and e[1]["widget"] == "predict"], lang
+        question = None
+        for kind, value in events:
+            if kind == "island" and value["widget"] == "predict":
+                question = QUESTIONS[value["state"]["question"]]
+            elif kind == "heading":
+                question = None
+            elif kind == "island" and question is not None:  # the first widget below a box and its answer
+                for name, shown in value["view"]["outputs"].items():
+                    if isinstance(shown["value"], (int, float)) and shown["value"]:
+                        assert not question.grade(shown["value"], lang).correct, \
+                            f"{lang}: {value['widget']} shows {name} = {shown['text']}, the answer to {question.key}"
+                question = None

@@ -84,6 +84,8 @@ def test_fixture_on_an_english_page(line, title, source, expected):
     ("::: evolution\n- name: a\n:::\n", 2, "generation 1 needs exactly name, lesson, solved, stuck"),
     (":::: details outer\n::: details inner\nx\n::::\n", 2, "directive 'details' is not closed"),
     ("::: widget roofline id=a.b\n:::\n", 1, "widget id 'a.b' must start with a letter"),
+    ("::: answer\nx\n:::\n", 1, "answer names the question box it answers"),
+    ("a\n\n::: answer q1\nx\n:::\n", 3, "no widget with that id above it on this page"),
     # Markup the page's Content-Security-Policy would block, wherever it comes from.
     ("a\n\n<script>alert(1)</script>\n", 3, "raw <script> is not allowed"),
     ("a <span onclick=\"alert(1)\">b</span>\n", 1, "event-handler attribute onclick="),

@@ -1,6 +1,8 @@
 // The one client script: finds every [data-widget] section, draws its pre-rendered view, and
 // connects it to a single Python worker. It does no simulator maths.
+import { answerRevealer } from "./answers.js";
 import { Runtime } from "./runtime.js";
+import { followScenarioLinks } from "./scenarios.js";
 import { keepPlaceOnSwitch } from "./language.js";
 import { keepForOffline } from "./offline.js";
 import { watchScrolling } from "./scroll.js";
@@ -22,6 +24,7 @@ function main() {
   // The URL follows the controls, but not on every slider step: browsers throttle history updates.
   let urlTimer = null;
   let plotly = null;
+  const revealAnswer = answerRevealer();
   const page = {
     // plotly.js, loaded once, when the first figure is about to be seen.
     plotly() {
@@ -45,6 +48,7 @@ function main() {
     },
     viewApplied(widget, view) {
       views[widget.id] = view;
+      revealAnswer(widget.id, view);
       for (const formula of formulas) formula.viewChanged(widget.id);
       clearTimeout(urlTimer);
       urlTimer = setTimeout(() => writeUrlState(widgets), 150);
@@ -58,6 +62,7 @@ function main() {
   }
   for (const figure of document.querySelectorAll("figure.formula")) formulas.push(new Formula(figure, widgetsById));
   keepPlaceOnSwitch();
+  followScenarioLinks(widgetsById);
   watchScrolling();
   // The service worker waits until the page is served: its downloads must not compete with Python's boot.
   const served = sections.length === 0 ? Promise.resolve() : new Promise((resolve) => {

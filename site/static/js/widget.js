@@ -109,6 +109,14 @@ export class Widget {
     if (on && this.runtime.status === "loading") this.statusText.textContent = this.text.pending;
   }
 
+  // A scenario link's settings (text, as in the URL) over the lesson's own: Python coerces them, as URL state.
+  openScenario(values) {
+    const state = { ...this.initial, ...values };
+    delete state.lang;
+    this.controls.show(state);
+    this.change(state, null);
+  }
+
   change(fragment, source) {
     this.state = { ...this.state, ...fragment };
     // Python may adjust dependent parameters around the one just changed (changed_param in controls.py).
