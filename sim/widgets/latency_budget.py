@@ -232,6 +232,7 @@ BAR_Y, BAR_HEIGHT = 22, 26
 LINE_PX = 18  # the phone drawing puts its two labels on lines of their own
 MIN_SEGMENT_PX = 2  # a TTFT of 0.1% still shows as a sliver
 MIN_TICK_SPACING_PX = 4  # token boundaries are drawn only while they stay apart
+NARROW_TICK_SPACING_PX = 2.5  # on a phone a little closer, with thinner lines: code completion's 64 tokens still show
 TIMELINE_MARGIN = 12  # room left and right of the bar, so that the end labels clear the frame
 NARROW_MARGIN = 8
 
@@ -250,10 +251,11 @@ def _timeline_svg(r: latency.Request, t: dict, bar_width: float, margin: float, 
     token_w = tpot_w / r.output_tokens
     bar_y = BAR_Y + LINE_PX if stacked else BAR_Y
     ticks = ""
-    if token_w >= MIN_TICK_SPACING_PX:
+    spacing, stroke = (NARROW_TICK_SPACING_PX, 0.75) if stacked else (MIN_TICK_SPACING_PX, 1)
+    if token_w >= spacing:
         ticks = "".join(
             f'<line x1="{ttft_w + i * token_w:.1f}" x2="{ttft_w + i * token_w:.1f}" y1="{bar_y}" '
-            f'y2="{bar_y + BAR_HEIGHT}" stroke="{COLOURS["tick"]}" stroke-width="1"/>'
+            f'y2="{bar_y + BAR_HEIGHT}" stroke="{COLOURS["tick"]}" stroke-width="{stroke}"/>'
             for i in range(1, r.output_tokens)
         )
     ttft, e2e, decode = fmt_duration(r.ttft_s), fmt_duration(r.e2e_s), fmt_duration(r.decode_s)
