@@ -216,13 +216,22 @@ def text_width(text: str, font_px: float) -> float:
 
 
 def memory_bar(hw: presets.Hardware, usable: float, used: dict[str, float], lang: str) -> str:
+    """The memory bar drawn for a desktop (WIDE) and for a phone (NARROW), as one responsive diagram."""
+    return svg.responsive(*(draw_memory_bar(hw, usable, used, lang, width) for width in (WIDE, NARROW)))
+
+
+WIDE, NARROW = 560, 300  # the drawing's width in its own units: a desktop column, a 375 px phone's frame
+
+
+def draw_memory_bar(hw: presets.Hardware, usable: float, used: dict[str, float], lang: str, width: float) -> str:
     """An SVG bar of the GPU's datasheet memory: weights, KV, recurrent state, then free space up to the
     `usable` share (a dashed line) or the overflow past it, then the reserved rest the engine does not use.
 
     Its words use the kit's diagram text classes (svg-label, svg-value); a value on a pale share (free,
-    reserved) is a label, dark on light."""
+    reserved) is a label, dark on light. The legend wraps onto as many rows as `width` needs, and the label of
+    the usable line stays inside the drawing."""
     t = TEXT[lang]
-    width, left_x, bar_y, bar_h, legend_px = 560, 8, 34, 40, 13
+    left_x, bar_y, bar_h, legend_px = 8, 34, 40, 13
     span = width - 2 * left_x
     total = math.fsum(used.values())
     scale = span / max(hw.memory_bytes, total)
@@ -257,7 +266,12 @@ def memory_bar(hw: presets.Hardware, usable: float, used: dict[str, float], lang
     gb = f"{hw.memory_bytes / 1e9:.2f}"  # as the readouts print it: 85.90 GB
     capacity = (t["bar.capacity"].format(gpu=hw.short_name, gb=gb) if reserved <= 0 else
                 t["bar.usable"].format(gpu=hw.short_name, usable=f"{usable / 1e9:.2f}", gb=gb))
-    shapes.append(svg.text(capacity, {"x": capacity_x, "y": bar_y - 16, "text-anchor": anchor, "class": "svg-label"}))
+    label_x, label_w = capacity_x, text_width(capacity, legend_px)
+    if anchor == "end" and label_x - label_w < left_x:  # too long to end at the line: start at the left edge
+        anchor, label_x = "start", float(left_x)
+    elif anchor == "start" and label_x + label_w > width - left_x:
+        anchor, label_x = "end", width - left_x
+    shapes.append(svg.text(capacity, {"x": label_x, "y": bar_y - 16, "text-anchor": anchor, "class": "svg-label"}))
 
     legend, lx, ly = [], float(left_x), bar_y + bar_h + 18
     keys = [*shares, ("free", free) if free >= 0 else ("over", -free)]

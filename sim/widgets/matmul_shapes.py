@@ -110,6 +110,9 @@ MARGIN = 30.0  # left of the first matrix: room for its rotated row label
 GAP = 52.0  # between matrices: the × or = sign and the next matrix's row label
 TOP = 30.0  # above the tallest matrix: column labels
 BOTTOM = 44.0  # below it: name and role of each matrix
+# A phone's drawing (draw_stacked): its width, the room above the first operand, above each operand for its
+# column label, and between two operands for the × or = sign.
+NARROW_WIDTH, STACK_TOP, STACK_LABEL, STACK_SIGN = 280, 4.0, 24.0, 24.0
 APPROX_TOLERANCE = 0.05  # "≈ T" is said while the intensity is within 5% of T
 
 INK, MUTED = palette.colour("ink"), palette.colour("muted")
@@ -148,12 +151,14 @@ def render(state) -> dict:
     note = text["small_note" if small else "real_note"]
     # Real size keeps room for the largest T, so that the page below does not jump while T is dragged.
     gemm_room = sizes["T"] if small else T_MAX
-    figures_svg = {
-        "gemm": draw_product(("T", sizes["T"]), ("d", sizes["d"]), ("f", sizes["f"]), ("X", "H"), gemm_room,
-                             small, text["gemm_label"].format(**labels) + note, text),
-        "gemv": draw_product(("1", 1), ("d", sizes["d"]), ("f", sizes["f"]), ("x", "h"), 1,
-                             small, text["gemv_label"].format(**labels) + note, text),
-    }
+    # Each drawn twice: in a row for a desktop, stacked for a phone (svg.responsive); the same edge lengths in both.
+    figures_svg = {}
+    cases = (("gemm", ("T", sizes["T"]), ("X", "H"), gemm_room), ("gemv", ("1", 1), ("x", "h"), 1))
+    for case, row, names, room in cases:
+        label = text[f"{case}_label"].format(**labels) + note
+        dims = (row, ("d", sizes["d"]), ("f", sizes["f"]), names)
+        figures_svg[case] = svg.responsive(draw_product(*dims, room, small, label, text),
+                                           draw_stacked(*dims, small, label, text))
     return view(
         s,
         outputs,
@@ -204,11 +209,7 @@ def draw_product(row: tuple[str, int], inner: tuple[str, int], col: tuple[str, i
 
     `room` is the largest row count the figure must have space for; matrices are centred on one line.
     """
-    operands = (
-        ("input", (names[0], ""), row, inner),
-        ("weight", ("W", "up"), inner, col),
-        ("output", (names[1], ""), row, col),
-    )
+    operands = _operands(row, inner, col, names)
     tallest = max(edge_length(room, small), edge_length(inner[1], small))
     middle = TOP + tallest / 2
     parts, x = [], MARGIN
@@ -226,6 +227,39 @@ def draw_product(row: tuple[str, int], inner: tuple[str, int], col: tuple[str, i
                 "dominant-baseline": "central", "fill": INK}))
             x += GAP
     return svg.document(x + 8, TOP + tallest + BOTTOM, label, *parts, css_class="matmul-figure")
+
+
+def draw_stacked(row: tuple[str, int], inner: tuple[str, int], col: tuple[str, int], names: tuple[str, str],
+                 small: bool, label: str, text: dict) -> str:
+    """The same product for a phone: the three operands one under another, centred, × and = between them.
+
+    Edges are as long as in draw_product, so the two figures still share one scale; the height follows T (a
+    phone's figure keeps no room for the largest T: what lies below it moves, the slider above it does not).
+    """
+    parts, y, middle_x = [], STACK_TOP, NARROW_WIDTH / 2
+    for i, (role, name, (row_symbol, rows), (col_symbol, cols)) in enumerate(_operands(row, inner, col, names)):
+        width, height = edge_length(cols, small), edge_length(rows, small)
+        x, top = middle_x - width / 2, y + STACK_LABEL
+        parts.append(draw_operand(role, x, top, width, height, rows, cols, small))
+        parts.append(edge_label(row_symbol, rows, x - 8, top + height / 2, rotate=True))
+        parts.append(edge_label(col_symbol, cols, middle_x, top - 8))
+        parts.append(operand_caption(role, name, middle_x, top + height, text))
+        y = top + height + BOTTOM
+        if i < 2:
+            parts.append(svg.text("×" if i == 0 else "=", {
+                "x": middle_x, "y": y + STACK_SIGN / 2, "font-size": 22, "text-anchor": "middle",
+                "dominant-baseline": "central", "fill": INK}))
+            y += STACK_SIGN
+    return svg.document(NARROW_WIDTH, y, label, *parts, css_class="matmul-figure")
+
+
+def _operands(row: tuple[str, int], inner: tuple[str, int], col: tuple[str, int], names: tuple[str, str]) -> tuple:
+    """(role, (letter, subscript), row dimension, column dimension) of X, W_up and H in order."""
+    return (
+        ("input", (names[0], ""), row, inner),
+        ("weight", ("W", "up"), inner, col),
+        ("output", (names[1], ""), row, col),
+    )
 
 
 def draw_operand(role: str, x: float, y: float, width: float, height: float, rows: int, cols: int,

@@ -330,18 +330,56 @@ def _steps(pre: roofline.Estimate, dec: roofline.Estimate, s: dict):
     return ((f"prefill T={s['T']:,}", pre), (f"decode B={s['B']:,}", dec))
 
 
+# A diagram's width in its own units: a desktop column, and a 375 px phone's frame (where the step's name and total
+# go above its bar, which then takes the whole width).
+WIDE, NARROW = 640, 300
+PAD = 4  # the narrow drawing's inset from its frame
+
+
 def _op_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> str:
+    return svg.responsive(_draw_op_bars(pre, dec, s, WIDE), _draw_op_bars(pre, dec, s, NARROW))
+
+
+def _byte_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> str:
+    return svg.responsive(_draw_byte_bars(pre, dec, s, WIDE), _draw_byte_bars(pre, dec, s, NARROW))
+
+
+def _legend(keys: list[tuple[str, str]], x0: float, y: float, wrap_at: float | None = None,
+            spacing: float | None = None, box: float = 14) -> tuple[list[str], float]:
+    """Colour keys (key, words) in a row from x0, each `spacing` apart or as far as its words need; with
+    `wrap_at`, a key that would pass it starts a new row. A key's box is `box` tall (12 × 12 at 12). Returns the
+    markup and the last row's top."""
+    parts, x = [], x0
+    for key, words in keys:
+        if wrap_at is not None and x + 16 + _text_width(words, 13) > wrap_at and x > x0:
+            x, y = x0, y + 20
+        marker = key == "overlapped"
+        parts.append(svg.element("rect", {"x": x + 5 if marker else x, "y": y - (box - 12) / 2,
+                                          "width": 2 if marker else 12, "height": box, "fill": COLOURS[key]}))
+        parts.append(svg.text(words, {"x": x + 16, "y": y + 11, "class": "svg-label"}))
+        x += spacing or 16 + _text_width(words, 13) + 24
+    return parts, y
+
+
+def _draw_op_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict, width: float) -> str:
     """Stacked time per operation of each step on one time scale, each segment coloured by what bounds it,
-    with a thin marker at the overlapped bound (the aggregate max) where the two estimates part."""
+    with a thin marker at the overlapped bound (the aggregate max) where the two estimates part.
+
+    Wide: the step's name left of its bar and its total right of it. Narrow: both on a line above the bar."""
     t = TEXT[s["lang"]]
-    width, label_w, right_w, bar_h, gap, top = 640, 130, 92, 34, 26, 22
+    narrow = width < WIDE
+    label_w, right_w, bar_h, gap, top = (PAD, PAD, 34, 18, 4) if narrow else (130, 92, 34, 26, 22)
+    above = 36 if narrow else 0  # the name and total line, then the overlapped bound's words
     pre_s, dec_s = pre.time_s, dec.time_s
     scale = (width - label_w - right_w) / max(pre_s, dec_s)
     bars, parts, described = [], [], {}
     steps = ((f"prefill T={s['T']:,}", pre, pre_s), (f"decode B={s['B']:,}", dec, dec_s))
     for i, (label, e, total_s) in enumerate(steps):
-        y = top + i * (bar_h + gap)
-        parts.append(svg.text(label, {"x": 0, "y": y + bar_h * 0.6, "class": "svg-label"}))
+        y = top + above + i * (above + bar_h + gap)
+        if narrow:
+            parts.append(svg.text(label, {"x": PAD, "y": y - 23, "class": "svg-label"}))
+        else:
+            parts.append(svg.text(label, {"x": 0, "y": y + bar_h * 0.6, "class": "svg-label"}))
         x = float(label_w)
         spoken = []
         for op in e.ops:
@@ -353,8 +391,9 @@ def _op_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> str:
             bars.append(svg.element("rect", {"x": x, "y": y, "width": w, "height": bar_h, "fill": COLOURS[bound],
                                              "data-op": op.name, "data-bound": bound}, svg.text_node("title", title)))
             # The operation's name over its time where both fit, its time alone where only that does.
-            ms_w = _text_width(ms, 12) + 8
-            if ms_w <= w and _text_width(name, 12) + 8 <= w:
+            # (A phone's narrower segments are judged a size up: there a name that barely fits crowds the edge.)
+            ms_w = _text_width(ms, 13 if narrow else 12) + 8
+            if ms_w <= w and _text_width(name, 13 if narrow else 12) + 8 <= w:
                 parts.append(svg.text(name, {"x": x + 4, "y": y + 14, "class": "svg-value"}))
                 parts.append(svg.text(ms, {"x": x + 4, "y": y + 29, "class": "svg-value"}))
             elif ms_w <= w:
@@ -362,7 +401,10 @@ def _op_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> str:
             spoken.append(t["ops_part"].format(op=name, ms=ms, bound=bound_words))
             x += w
         total, overlapped = fmt_ms(total_s), fmt_ms(e.overlapped_time_s)
-        parts.append(svg.text(total, {"x": x + 6, "y": y + bar_h * 0.6, "class": "svg-label"}))
+        if narrow:
+            parts.append(svg.text(total, {"x": width - PAD, "y": y - 23, "class": "svg-label", "text-anchor": "end"}))
+        else:
+            parts.append(svg.text(total, {"x": x + 6, "y": y + bar_h * 0.6, "class": "svg-label"}))
         mark = label_w + e.overlapped_time_s * scale
         over = t["overlapped"].format(ms=overlapped)
         parts.append(svg.element("rect", {"x": mark - 1, "y": y - 5, "width": 2, "height": bar_h + 10,
@@ -372,30 +414,29 @@ def _op_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> str:
                                      "class": "svg-muted", "text-anchor": "end"}))
         described[label.split()[0]] = t["ops_step"].format(step=label, total=total, overlapped=overlapped,
                                                            parts=" + ".join(spoken))
-    legend_y = top + 2 * (bar_h + gap) - 6
-    lx = float(label_w)
-    for key in ("compute", "memory", "overlapped"):
-        marker = key == "overlapped"
-        parts.append(svg.element("rect", {"x": lx + 5 if marker else lx, "y": legend_y - 1,
-                                          "width": 2 if marker else 12, "height": 14, "fill": COLOURS[key]}))
-        words = t["overlapped_legend"] if marker else t[key]
-        parts.append(svg.text(words, {"x": lx + 16, "y": legend_y + 11, "class": "svg-label"}))
-        lx += 16 + _text_width(words, 13) + 24
+    legend, legend_y = _legend([(key, t["overlapped_legend" if key == "overlapped" else key])
+                                for key in ("compute", "memory", "overlapped")],
+                               float(label_w), top + 2 * (above + bar_h + gap) - 6,
+                               wrap_at=width if narrow else None)
     # Segments are edged in white, so that neighbours bound the same way still read as two operations.
     return svg.document(width, legend_y + 20, t["ops_aria"].format(**described),
                         svg.element("g", {"stroke": palette.colour("surface"), "stroke-width": 1}, *bars), *parts,
-                        css_class="op-bars")
+                        *legend, css_class="op-bars")
 
 
-def _byte_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> str:
-    """Stacked bars of the bytes each step moves, split into weights, recurrent state and KV, on one scale."""
+def _draw_byte_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict, width: float) -> str:
+    """Stacked bars of the bytes each step moves, split into weights, recurrent state and KV, on one scale.
+
+    Wide: the step's name left of its bar, its total above the bar's end. Narrow: both on a line above the bar."""
     t = TEXT[s["lang"]]
-    width, label_w, bar_h, gap = 640, 130, 26, 14
-    scale = (width - label_w - 10) / max(pre.bytes, dec.bytes)
+    narrow = width < WIDE
+    label_w, right_w, bar_h, gap, above = (PAD, PAD, 26, 14, 18) if narrow else (130, 10, 26, 14, 0)
+    scale = (width - label_w - right_w) / max(pre.bytes, dec.bytes)
     parts = []
     for i, (label, e) in enumerate(_steps(pre, dec, s)):
-        y = 10 + i * (bar_h + gap)
-        parts.append(svg.text(label, {"x": 0, "y": y + bar_h * 0.7, "class": "svg-label"}))
+        y = 10 + above + i * (above + bar_h + gap)
+        parts.append(svg.text(label, {"x": PAD if narrow else 0, "y": y - 5 if narrow else y + bar_h * 0.7,
+                                      "class": "svg-label"}))
         x = float(label_w)
         for kind in ("weights", "state", "kv"):
             n = e.bytes_by_kind[kind]
@@ -405,15 +446,17 @@ def _byte_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict) -> str:
             if w > 70:
                 parts.append(svg.text(fmt_bytes(n), {"x": x + 4, "y": y + bar_h * 0.7, "class": "svg-value"}))
             x += w
-        parts.append(svg.text(fmt_bytes(e.bytes), {"x": min(x + 4, width - 4), "y": y - 2, "class": "svg-muted",
-                                                  "text-anchor": "end"}))
-    legend_y = 10 + 2 * (bar_h + gap) + 4
-    for j, kind in enumerate(("weights", "state", "kv")):
-        lx = label_w + j * 150
-        parts.append(svg.element("rect", {"x": lx, "y": legend_y, "width": 12, "height": 12, "fill": COLOURS[kind]}))
-        parts.append(svg.text(t[kind], {"x": lx + 16, "y": legend_y + 11, "class": "svg-label"}))
+        if narrow:
+            parts.append(svg.text(fmt_bytes(e.bytes), {"x": width - PAD, "y": y - 5, "class": "svg-label",
+                                                      "text-anchor": "end"}))
+        else:
+            parts.append(svg.text(fmt_bytes(e.bytes), {"x": min(x + 4, width - 4), "y": y - 2, "class": "svg-muted",
+                                                      "text-anchor": "end"}))
+    legend, legend_y = _legend([(kind, t[kind]) for kind in ("weights", "state", "kv")], float(label_w),
+                               10 + 2 * (above + bar_h + gap) + 4, wrap_at=width if narrow else None,
+                               spacing=None if narrow else 150, box=12)
     spoken = [t["alt.bytes"].format(step=label, total=fmt_bytes(e.bytes), parts=alt.parts(s["lang"], (
         f"{t[kind]} {fmt_bytes(e.bytes_by_kind[kind])}" for kind in ("weights", "state", "kv"))))
         for label, e in _steps(pre, dec, s)]
-    return svg.document(width, legend_y + 20, alt.sentence(s["lang"], t["bars"], spoken), *parts,
+    return svg.document(width, legend_y + 20, alt.sentence(s["lang"], t["bars"], spoken), *parts, *legend,
                         css_class="byte-bars")

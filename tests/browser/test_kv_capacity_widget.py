@@ -28,7 +28,8 @@ def test_reference_example_reads_before_python(site_page, server):
     widget = site_page.locator(f"#{ID}")
     expect(widget.locator('output[name="kv_per_token"]')).to_have_text("524,288 B")
     expect(widget.locator('output[name="kv_total"]')).to_have_text("68.72 GB")  # 64 requests × 2,048 tokens × 524,288 B
-    expect(widget.locator('[data-svg="memory"] svg rect')).to_have_count(6)  # 3 shares + 3 legend keys
+    # 3 shares + 3 legend keys in the desktop's drawing (the phone's drawing is there too, hidden)
+    expect(widget.locator('[data-svg="memory"] .layout-wide svg rect')).to_have_count(6)
     expect(widget).to_have_attribute("data-state", "ready", timeout=60_000)
 
 
@@ -87,7 +88,7 @@ def test_link_restores_a_scenario(site_page, server, state, flag):
 
 def test_memory_fraction_shrinks_what_fits_and_shows_the_reserved_share(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), ID)
-    bar = widget.locator('[data-svg="memory"]')
+    bar = widget.locator('[data-svg="memory"] .layout-wide')
     expect(bar.locator('rect[data-kind="reserved"]')).to_have_count(0)
     wait_for_output(widget, "max_batch", 67)
     widget.locator('input[name="memory_fraction"]').fill("0.9")

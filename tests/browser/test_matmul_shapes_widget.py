@@ -16,14 +16,14 @@ WIDGET = "matmul-shapes"
 
 
 def edge_labels(widget, figure: str) -> list[str]:
-    return widget.locator(f'[data-svg="{figure}"] text.edge-label').all_text_contents()
+    return widget.locator(f'[data-svg="{figure}"] .layout-wide text.edge-label').all_text_contents()
 
 
 def test_figures_and_readouts_are_there_before_python(site_page, server):
     site_page.goto(server.url(LESSON))
     widget = site_page.locator(f"#{WIDGET}")
     expect(widget.locator('output[name="gemm_intensity"]')).to_have_text("3.996 FLOP/B")
-    expect(widget.locator('[data-svg="gemm"] svg')).to_have_attribute("role", "img")
+    expect(widget.locator('[data-svg="gemm"] .layout-wide svg')).to_have_attribute("role", "img")
     assert "T = 4" in edge_labels(widget, "gemm") and "d = 5,120" in edge_labels(widget, "gemv")
     expect(widget).to_have_attribute("data-state", "ready", timeout=60_000)
     expect(widget.locator('input[name="T"]')).to_be_enabled()
@@ -36,7 +36,7 @@ def test_typing_t_changes_gemm_and_leaves_gemv_alone(site_page, server):
     expected = cpython_view(WIDGET, {"T": 2048})["outputs"]
     wait_for_output(widget, "gemm_intensity", expected["gemm_intensity"]["value"])
     wait_for_output(widget, "T", 2048)  # the dimension table follows
-    expect(widget.locator('[data-svg="gemm"] text.edge-label').first).to_have_text("T = 2,048")
+    expect(widget.locator('[data-svg="gemm"] .layout-wide text.edge-label').first).to_have_text("T = 2,048")
     assert edge_labels(widget, "gemv")[0] == "1"
     assert widget.locator('output[name="gemv_intensity"]').get_attribute("data-value") == gemv_before
     assert float(gemv_before) == pytest.approx(1, abs=1e-3)
@@ -45,11 +45,11 @@ def test_typing_t_changes_gemm_and_leaves_gemv_alone(site_page, server):
 
 def test_small_scale_draws_grids_of_cells(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), WIDGET)
-    gemm_cells = widget.locator('[data-svg="gemm"] rect.cell')
+    gemm_cells = widget.locator('[data-svg="gemm"] .layout-wide rect.cell')
     expect(gemm_cells).to_have_count(0)
     widget.locator('.control-choice label:has(input[value="small"])').click()
     expect(gemm_cells).to_have_count(4 * 6 + 6 * 8 + 4 * 8)
-    expect(widget.locator('[data-svg="gemv"] rect.cell')).to_have_count(1 * 6 + 6 * 8 + 1 * 8)
+    expect(widget.locator('[data-svg="gemv"] .layout-wide rect.cell')).to_have_count(1 * 6 + 6 * 8 + 1 * 8)
     assert edge_labels(widget, "gemm")[:2] == ["T = 4", "d = 6"]
     expect(widget.locator('[data-flag="small_scale"]')).to_be_visible()
     expect(widget.locator('[data-flag="real_scale"]')).to_be_hidden()

@@ -31,7 +31,7 @@ def test_page_reads_before_python_and_becomes_ready(site_page, server):
     pre = expected(site_page)
     expect(widget.locator('output[name="decode_ms"]')).to_have_text(pre["outputs"]["decode_ms"]["text"])
     show_figures(widget)
-    expect(widget.locator('[data-svg="bytes"] svg')).to_have_count(1)
+    expect(widget.locator('[data-svg="bytes"] svg')).to_have_count(2)  # drawn for a desktop and for a phone
     expect(widget).to_have_attribute("data-state", "ready", timeout=60_000)
     expect(widget.locator(".widget-status")).to_be_hidden()
     expect(widget.locator('input[name="T"]')).to_be_enabled()
@@ -143,7 +143,7 @@ def test_typing_numbers_updates_readouts_flag_and_url(site_page, server):
 def test_ops_diagram_colours_each_operation_by_its_bound(site_page, server):
     widget = open_ready(site_page, server.url(LESSON))
     widget.locator('input[name="context"]').fill("4096")
-    segments = widget.locator('[data-svg="ops"] rect[data-op]')
+    segments = widget.locator('[data-svg="ops"] .layout-wide rect[data-op]')
 
     def decode_fills() -> list[str]:
         # Segments in order: prefill's operations, then decode's (each step starts with its matmuls).
@@ -157,10 +157,10 @@ def test_ops_diagram_colours_each_operation_by_its_bound(site_page, server):
     fills = decode_fills()
     assert len(fills) == 3 and fills[0] != fills[1] == fills[2]  # matmuls compute-bound, the rest memory-bound
     expect(widget.locator('output[name="decode_bound"]')).to_have_text("权重矩阵乘算力受限，其余带宽受限")
-    ops = widget.locator('[data-svg="ops"] svg')
+    ops = widget.locator('[data-svg="ops"] .layout-wide svg')
     expect(ops).to_have_attribute("aria-label", expected(site_page, B=512, context=4096)["svg"]["ops"].split(
         'aria-label="')[1].split('"')[0])
-    expect(widget.locator('[data-svg="ops"] [data-marker="overlapped"]')).to_have_count(2)
+    expect(widget.locator('[data-svg="ops"] .layout-wide [data-marker="overlapped"]')).to_have_count(2)
     widget.locator('input[name="B"]').fill("1")
     wait_for_output(widget, "decode_ms", expected(site_page, B=1, context=4096)["outputs"]["decode_ms"]["value"])
     assert len(set(decode_fills())) == 1
@@ -215,7 +215,7 @@ def test_selects_switch_hardware_model_and_state_dtype(site_page, server):
     want = expected(site_page, hardware="a100-sxm-80gb", model="qwen3-32b")
     wait_for_output(widget, "decode_ms", want["outputs"]["decode_ms"]["value"])
     # Qwen3-32B keeps no recurrent state: its state bar has zero width.
-    widths = widget.locator('[data-svg="bytes"] rect[data-kind="state"]').evaluate_all(
+    widths = widget.locator('[data-svg="bytes"] .layout-wide rect[data-kind="state"]').evaluate_all(
         "els => els.map(e => Number(e.getAttribute('width')))")
     assert widths == [0, 0]
     widget.locator('select[name="model"]').select_option("qwen3.8-27b")

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sim import memory, presets, widgets
 from sim.widgets import kv_capacity
 from tests.sim.test_properties import json_values
-from tests.sim.test_widgets import check_view
+from tests.sim.test_widgets import check_responsive, check_view
 
 LLAMA_RESIDENT_PARAMS = 6_738_415_616  # matmul 6,607,077,376 + embedding 131,072,000 + norms 266,240
 ANCHOR_RESIDENT_BYTES = 55_562_855_904
@@ -201,7 +201,7 @@ def test_custom_from_a_link_uses_the_fields_as_given():
 def test_memory_bar_shows_each_share_and_the_overflow():
     fits = widgets.render("kv-capacity", {})["svg"]["memory"]
     # free: 85,899,345,920 - 13,476,831,232 - 34,359,738,368 = 38,062,776,320 B
-    assert fits.startswith("<svg") and "34.36 GB" in fits and "13.48 GB" in fits and "38.06 GB" in fits
+    assert fits.startswith('<div class="layout-wide"><svg') and "34.36 GB" in fits and "13.48 GB" in fits and "38.06 GB" in fits
     assert 'fill-opacity="0.25"' not in fits
     over = widgets.render("kv-capacity", {"batch": 100, "lang": "en"})["svg"]["memory"]
     assert "Over by" in over and 'fill-opacity="0.25"' in over
@@ -220,6 +220,29 @@ def test_memory_bar_shows_the_reserved_share_apart():
     assert 'fill-opacity="0.25"' in over and "Over by 591.9 MB" in over and "Reserved (not for the engine) 8.590 GB" in over
     zh = widgets.render("kv-capacity", {"memory_fraction": 0.9})["svg"]["memory"]
     assert "A100 可用 77.31 GB（共 85.90 GB）" in zh and "预留（引擎不用）" in zh
+
+
+@pytest.mark.parametrize("state", [
+    {}, {"batch": 100, "lang": "en"}, {"memory_fraction": 0.9, "batch": 60, "lang": "en"}, {"memory_fraction": 0.9},
+    {"memory_fraction": 0.5, "batch": 1},  # the usable line left of the middle: its label starts there
+])
+def test_memory_bar_is_drawn_for_a_phone_too_with_every_share_and_label(state):
+    found = check_responsive(widgets.render("kv-capacity", state)["svg"]["memory"])
+    words = {layout: ["".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text")]
+             for layout, root in found.items()}
+    kinds = {layout: [r.get("data-kind") for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.get("data-kind")]
+             for layout, root in found.items()}
+    assert kinds["narrow"] == kinds["wide"]
+    # Every label and legend entry is there (a share too thin to carry its number is named in the legend).
+    legend = [w for w in words["wide"] if not w[0].isdigit()]
+    assert set(legend) <= set(words["narrow"]) and legend
+    # The usable line's label stays inside the phone's drawing (by the widget's own width estimate; the browser
+    # test checks every text as drawn).
+    width = float(found["narrow"].get("viewBox").split()[2])
+    label = next(t for t in found["narrow"].iter("{http://www.w3.org/2000/svg}text") if t.get("y") == "18")
+    x, drawn = float(label.get("x")), kv_capacity.text_width(label.text, 13)
+    start = {"start": x, "end": x - drawn}[label.get("text-anchor")]
+    assert 0 <= start and start + drawn <= width, label.text
 
 
 @pytest.mark.parametrize("state", [

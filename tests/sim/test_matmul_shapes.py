@@ -7,7 +7,7 @@ import pytest
 
 from sim import svg, widgets
 from sim.widgets import matmul_shapes
-from tests.sim.test_widgets import check_view
+from tests.sim.test_widgets import check_responsive, check_view, drawings
 
 NS = {"svg": "http://www.w3.org/2000/svg"}
 D, F = 5_120, 17_408  # Qwen3.8-27B hidden and intermediate sizes
@@ -17,8 +17,12 @@ def render(**state) -> dict:
     return widgets.render("matmul-shapes", state)
 
 
-def parse(markup: str) -> ET.Element:
-    return ET.fromstring(markup)  # raises on markup that is not well-formed XML
+LAYOUTS = ["wide", "narrow"]  # every figure is drawn in a row for a desktop and stacked for a phone
+
+
+def parse(markup: str, layout: str = "wide") -> ET.Element:
+    """One drawing's svg root; raises on markup that is not well-formed XML."""
+    return drawings(markup)[layout]
 
 
 def operand(root: ET.Element, role: str) -> tuple[float, float]:
@@ -69,7 +73,8 @@ def test_long_prompts_fall_below_t_and_say_so():
     assert view["outputs"]["gemv_intensity"] == render()["outputs"]["gemv_intensity"]  # decode ignores T
 
 
-def test_other_model_and_english():
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_other_model_and_english(layout):
     view = render(T=2_048, model="llama-2-7b", lang="en")
     check_view(view)
     d, f = 4_096, 11_008  # Llama-2-7B hidden and intermediate sizes
@@ -78,7 +83,7 @@ def test_other_model_and_english():
     assert f"= {2 * (2_048 * d + d * f + 2_048 * f):,} B" in view["derivations"]["gemm_bytes"]
     assert f"= {2 * (d + d * f + f):,} B" in view["derivations"]["gemv_bytes"]
     assert view["outputs"]["gemm_flops"]["value"] == pytest.approx(2 * 2_048 * d * f, rel=5e-6)
-    root = parse(view["svg"]["gemm"])
+    root = parse(view["svg"]["gemm"], layout)
     assert texts(root, "operand-role") == ["input", "parameter (learnable)", "output"]
     assert texts(root, "edge-label") == ["T = 2,048", "d = 4,096", "d = 4,096", "f = 11,008", "T = 2,048", "f = 11,008"]
 
@@ -94,8 +99,9 @@ def test_both_languages_render_and_english_has_no_chinese(state):
     assert en["state"] == {**zh["state"], "lang": "en"}
     assert {k: o["value"] for k, o in en["outputs"].items()} == {k: o["value"] for k, o in zh["outputs"].items()}
     assert en["svg"].keys() == zh["svg"].keys() and en["flags"] == zh["flags"]
-    svg_texts = [root.get("aria-label") for root in map(parse, en["svg"].values())] + [
-        "".join(t.itertext()) for root in map(parse, en["svg"].values()) for t in root.iterfind(".//svg:text", NS)]
+    roots = [root for markup in en["svg"].values() for root in drawings(markup).values()]
+    svg_texts = [root.get("aria-label") for root in roots] + [
+        "".join(t.itertext()) for root in roots for t in root.iterfind(".//svg:text", NS)]
     for text in [o["text"] for o in en["outputs"].values()] + list(en["derivations"].values()) + svg_texts:
         assert not CHINESE.search(text), text
     assert CHINESE.search(zh["derivations"]["gemm_intensity"])  # the check can fail
@@ -120,16 +126,17 @@ def test_any_state_gives_a_valid_view_with_two_figures(state):
     view = render(**state)
     check_view(view)
     assert set(view["svg"]) == {"gemm", "gemv"}
-    for markup in view["svg"].values():
-        root = parse(markup)
+    for markup, layout in ((markup, layout) for markup in view["svg"].values() for layout in LAYOUTS):
+        root = parse(markup, layout)
         assert root.tag == "{http://www.w3.org/2000/svg}svg"
         assert root.get("role") == "img" and root.get("aria-label") and root.get("viewBox")
         assert root.find(".//svg:script", NS) is None and "href" not in markup and "<b>" not in markup
 
 
-def test_real_scale_figures_label_every_edge_with_its_real_size():
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_real_scale_figures_label_every_edge_with_its_real_size(layout):
     view = render()
-    gemm, gemv = parse(view["svg"]["gemm"]), parse(view["svg"]["gemv"])
+    gemm, gemv = parse(view["svg"]["gemm"], layout), parse(view["svg"]["gemv"], layout)
     # Per operand: row edge, then column edge (X: T × d, W_up: d × f, H: T × f).
     assert texts(gemm, "edge-label") == ["T = 4", "d = 5,120", "d = 5,120", "f = 17,408", "T = 4", "f = 17,408"]
     assert texts(gemv, "edge-label") == ["1", "d = 5,120", "d = 5,120", "f = 17,408", "1", "f = 17,408"]
@@ -139,10 +146,11 @@ def test_real_scale_figures_label_every_edge_with_its_real_size():
     assert "4 × 5,120" in gemm.get("aria-label") and "1 × 17,408" in gemv.get("aria-label")
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("scale", ["real", "small"])
-def test_a_dimension_has_one_length_in_both_figures(scale):
+def test_a_dimension_has_one_length_in_both_figures(scale, layout):
     view = render(T=300, scale=scale)
-    gemm, gemv = parse(view["svg"]["gemm"]), parse(view["svg"]["gemv"])
+    gemm, gemv = parse(view["svg"]["gemm"], layout), parse(view["svg"]["gemv"], layout)
     x, w, h = (operand(gemm, role) for role in ("input", "weight", "output"))
     x1, w1, h1 = (operand(gemv, role) for role in ("input", "weight", "output"))
     d_edges = {x[0], w[1], x1[0], w1[1]}
@@ -151,6 +159,24 @@ def test_a_dimension_has_one_length_in_both_figures(scale):
     assert x[1] == h[1] and x1[1] == h1[1]  # T in GEMM, 1 in GEMV
     assert x1[1] < x[1] < d_edges.pop() < f_edges.pop()  # 1 < T < d < f, drawn in that order
     assert gemm.get("viewBox").split()[2] == gemv.get("viewBox").split()[2]  # equally wide: one scale on the page
+
+
+@pytest.mark.parametrize("state", [{}, {"T": 32_768, "model": "qwen3-32b"}, {"T": 1, "scale": "small"},
+                                   {"T": 64, "lang": "en"}])
+def test_a_phone_gets_the_operands_stacked_inside_its_width(state):
+    view = render(**state)
+    for case in ("gemm", "gemv"):
+        narrow = check_responsive(view["svg"][case])["narrow"]
+        width = float(narrow.get("viewBox").split()[2])
+        boxes = [(float(r.get("x")), float(r.get("y")), float(r.get("width")), float(r.get("height")))
+                 for r in narrow.iterfind(".//svg:rect[@class]", NS) if r.get("class").startswith("operand ")]
+        assert len(boxes) == 3
+        for (_, y, _, h), below in zip(boxes, boxes[1:]):
+            assert below[1] > y + h  # X, then W_up under it, then H: one column
+        for x, _, w, _ in boxes:
+            assert x - 8 - 13 >= 0 and x + w <= width  # the rotated row label left of it fits too
+    widths = {drawings(markup)["narrow"].get("viewBox").split()[2] for markup in view["svg"].values()}
+    assert len(widths) == 1  # equally wide on a phone too: one scale for both figures
 
 
 def test_edge_length_is_monotonic_and_one_cell_per_element_at_small_scale():
@@ -164,9 +190,10 @@ def test_edge_length_is_monotonic_and_one_cell_per_element_at_small_scale():
     assert small == [matmul_shapes.CELL * n for n in (1, 4, 6, 8)]
 
 
-def test_small_scale_draws_one_cell_per_element():
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_small_scale_draws_one_cell_per_element(layout):
     view = render(T=2_048, scale="small")
-    gemm, gemv = parse(view["svg"]["gemm"]), parse(view["svg"]["gemv"])
+    gemm, gemv = parse(view["svg"]["gemm"], layout), parse(view["svg"]["gemv"], layout)
     assert len(gemm.findall(".//svg:rect[@class='cell']", NS)) == 4 * 6 + 6 * 8 + 4 * 8  # T·d + d·f + T·f
     assert len(gemv.findall(".//svg:rect[@class='cell']", NS)) == 1 * 6 + 6 * 8 + 1 * 8
     assert texts(gemm, "edge-label") == ["T = 4", "d = 6", "d = 6", "f = 8", "T = 4", "f = 8"]
@@ -178,8 +205,14 @@ def test_small_scale_draws_one_cell_per_element():
 
 def test_svg_helpers_escape_text_and_attributes():
     markup = svg.document(10, 10, 'a "quoted" <label>', svg.text("<script>&", {"x": 1.005, "class": "x'y"}))
-    root = parse(markup)
+    root = ET.fromstring(markup)
     assert root.get("aria-label") == 'a "quoted" <label>'
     assert root[0].text == "<script>&" and root[0].get("class") == "x'y"
     assert "<script>" not in markup
     assert svg.number(12.0) == "12" and svg.number(12.5) == "12.5" and svg.number(-0.001) == "0"
+
+
+def test_a_responsive_diagram_holds_both_drawings_in_order():
+    wide, narrow = (svg.document(w, 10, "one name", svg.text(str(w), {})) for w in (600, 280))
+    found = check_responsive(svg.responsive(wide, narrow))
+    assert "".join(found["wide"].itertext()) == "600" and "".join(found["narrow"].itertext()) == "280"

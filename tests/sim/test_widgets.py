@@ -1,4 +1,5 @@
 import json
+import xml.etree.ElementTree as ET
 
 import plotly.graph_objects as go
 import pytest
@@ -23,6 +24,31 @@ def check_view(view: dict) -> None:
     assert all(isinstance(v, str) for v in view["derivations"].values())
     for figure in view["figures"].values():
         go.Figure(figure)  # raises on any property plotly.js would not accept
+
+
+SVG = "{http://www.w3.org/2000/svg}svg"
+NARROW_MAX_WIDTH = 320  # a 375 px phone's frame is about 291-317 px: a wider drawing would shrink its text
+
+
+def drawings(markup: str) -> dict:
+    """The svg roots of a responsive diagram (sim/svg.py responsive), by layout: {"wide": …, "narrow": …}."""
+    root = ET.fromstring(f"<root>{markup}</root>")
+    assert [child.tag for child in root] == ["div", "div"], markup[:200]
+    found = {child.get("class").removeprefix("layout-"): child for child in root}
+    assert set(found) == {"wide", "narrow"}
+    for child in found.values():
+        assert [svg.tag for svg in child] == [SVG]
+    return {layout: child[0] for layout, child in found.items()}
+
+
+def check_responsive(markup: str) -> dict:
+    """A diagram holds a wide and a narrow drawing: the narrow one fits a phone, both have the same name."""
+    found = drawings(markup)
+    widths = {layout: float(root.get("viewBox").split()[2]) for layout, root in found.items()}
+    assert widths["narrow"] <= NARROW_MAX_WIDTH < widths["wide"], widths
+    assert found["wide"].get("aria-label") == found["narrow"].get("aria-label")
+    assert found["wide"].get("role") == found["narrow"].get("role") == "img"
+    return found
 
 
 def test_roofline_default_view_matches_the_running_example():
@@ -51,11 +77,10 @@ KV, ATT, STATE = 65_536, 393_216, 150_994_944
 PI, BETA = 989.5e12, 3.35e12
 
 
-def ops_of(view: dict, step: int) -> list[tuple[str, str, float]]:
+def ops_of(view: dict, step: int, layout: str = "wide") -> list[tuple[str, str, float]]:
     """(operation, bound, width) of each segment of one step's bar in the ops diagram (0 prefill, 1 decode)."""
-    import xml.etree.ElementTree as ET
-
-    rects = [r for r in ET.fromstring(view["svg"]["ops"]).iter("{http://www.w3.org/2000/svg}rect") if r.get("data-op")]
+    root = drawings(view["svg"]["ops"])[layout]
+    rects = [r for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.get("data-op")]
     starts = [i for i, r in enumerate(rects) if r.get("data-op") == "matmuls"] + [len(rects)]
     return [(r.get("data-op"), r.get("data-bound"), float(r.get("width"))) for r in rects[starts[step]:starts[step + 1]]]
 
@@ -77,8 +102,11 @@ def test_roofline_decode_at_512_sums_its_operations_and_shows_the_overlapped_bou
     decode = ops_of(view, 1)
     assert [(name, bound) for name, bound, _ in decode] == [
         ("matmuls", "compute"), ("attention", "memory"), ("state", "memory")]
-    # One time scale: segment widths in proportion to the operations' times.
+    # One time scale: segment widths in proportion to the operations' times, on a phone too.
     assert decode[2][2] / decode[0][2] == pytest.approx(state / matmuls, rel=1e-3)
+    narrow = ops_of(view, 1, "narrow")
+    assert [op[:2] for op in narrow] == [op[:2] for op in decode]
+    assert narrow[2][2] / narrow[0][2] == pytest.approx(state / matmuls, rel=1e-3)
     assert "decode B=512: 113.71 ms = weight matmuls 26.52 ms (compute-bound)" in view["svg"]["ops"]
     assert "overlapped 102.49 ms" in view["svg"]["ops"]
     derivation = view["derivations"]["decode_ms"]
@@ -221,11 +249,10 @@ def test_config_problems_name_the_parameter():
     assert "one of" in config_problems(roofline_widget.WIDGET.controls, {"model": "gpt"})[0][1]
 
 
-def test_roofline_byte_bars_share_one_scale_and_split_by_kind():
-    import xml.etree.ElementTree as ET
-
+@pytest.mark.parametrize("layout", ["wide", "narrow"])
+def test_roofline_byte_bars_share_one_scale_and_split_by_kind(layout):
     view = widgets.render("roofline", {"B": 58, "context": 4096})
-    root = ET.fromstring(view["svg"]["bytes"])
+    root = drawings(view["svg"]["bytes"])[layout]
     rects = [r for r in root.iter("{http://www.w3.org/2000/svg}rect") if r.get("data-kind")]
     widths = {(i // 3, r.get("data-kind")): float(r.get("width")) for i, r in enumerate(rects)}
     # decode at B=58, context 4,096: weights 51.25 GB, state 58 x 302 MB, KV 58 x 268.5 MB, one scale for both bars.
@@ -237,9 +264,26 @@ def test_roofline_byte_bars_share_one_scale_and_split_by_kind():
 
 def test_roofline_ops_diagram_is_small_and_escaped():
     view = widgets.render("roofline", {"B": 1024, "context": 131072, "T": 32768})
-    markup = view["svg"]["ops"]
-    assert markup.count("<rect") <= 3 * 2 + 2 + 3 and "<script" not in markup
-    assert all(cls in markup for cls in ('class="svg-label"', 'class="svg-value"', 'class="svg-muted"'))
+    for root in drawings(view["svg"]["ops"]).values():
+        markup = ET.tostring(root, encoding="unicode")
+        assert markup.count("<ns0:rect") <= 3 * 2 + 2 + 3 and "script" not in markup
+        assert all(cls in markup for cls in ('class="svg-label"', 'class="svg-value"', 'class="svg-muted"'))
+
+
+@pytest.mark.parametrize("state", [{}, {"B": 512, "context": 4096, "lang": "en"}, {"T": 32768, "B": 1024},
+                                   {"model": "qwen3.8-27b", "B": 64, "context": 131072, "lang": "en"}])
+@pytest.mark.parametrize("name", ["ops", "bytes"])
+def test_roofline_diagrams_are_drawn_for_a_phone_too_with_every_label(state, name):
+    found = check_responsive(widgets.render("roofline", state)["svg"][name])
+    words = {layout: sorted("".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text"))
+             for layout, root in found.items()}
+    # The same words: step names, totals, bounds and the legend (an operation's own name or time is written in
+    # its segment where it fits, so a narrower bar may carry fewer of those; its tooltip and the label name them).
+    segment = {"".join(t.itertext()) for root in found.values() for t in root.iter("{http://www.w3.org/2000/svg}text")
+               if t.get("class") == "svg-value"}
+    assert [w for w in words["wide"] if w not in segment] == [w for w in words["narrow"] if w not in segment]
+    titles = {layout: [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")] for layout, root in found.items()}
+    assert titles["wide"] == titles["narrow"] and titles["wide"]
 
 
 def test_log_slider_stops_cover_the_range_and_place_every_value():
