@@ -7,6 +7,7 @@ string reaches it. Markup is returned as str; children are markup built by these
 from __future__ import annotations
 
 import html
+import re
 
 SVG_NAMESPACE = "http://www.w3.org/2000/svg"
 
@@ -59,6 +60,31 @@ def text_node(name: str, content: str, attrs: dict | None = None) -> str:
 def tspan(content: str, attrs: dict) -> str:
     """A <tspan> element whose content is escaped."""
     return element("tspan", attrs, html.escape(content, quote=False))
+
+
+def wrap(text: str, width: float, measure) -> list[str]:
+    """`text` in lines no wider than `width` by `measure(line)`, broken after spaces, or in Chinese text only after
+    its punctuation (，：；), as evenly as that many lines allow; a word wider than `width` keeps a line of its own."""
+    breaks = r"(?<=[，：；])" if re.search(r"[\u4e00-\u9fff]", text) else r"(?<= )"
+    pieces = re.split(breaks, text)
+
+    def fill(limit: float) -> list[str]:
+        lines = [""]
+        for piece in pieces:
+            if lines[-1] and measure((lines[-1] + piece).rstrip()) > limit:
+                lines.append("")
+            lines[-1] += piece
+        return [line.rstrip() for line in lines]
+
+    lines = fill(width)
+    if len(lines) > 1:  # the same number of lines, balanced: no word left alone on the last
+        limit = measure(text) / len(lines)
+        while limit < width:
+            even = fill(limit)
+            if len(even) == len(lines):
+                return even
+            limit += width / 40
+    return lines
 
 
 def document(width: float, height: float, label: str, *children: str, css_class: str | None = None) -> str:

@@ -261,8 +261,10 @@ PERCENTILE_READOUTS = {
 COLOURS = {"wait": palette.colour("reserved"), "prefill": palette.colour("prefill"),
            "decode": palette.colour("decode"), "held": palette.colour("per-request")}
 
-# The diagram's frame, in px of its viewBox (it scrolls sideways on a phone rather than shrink its text).
-WIDTH, SIDE = 600, 12
+# The diagram's frame, in px of its viewBox: the wide drawing, and the phone's (sim/svg.py responsive), about a
+# 375 px phone's frame wide so that its 11 px text is drawn at 11 px or more.
+WIDTH, NARROW_WIDTH, SIDE = 600, 288, 12
+MAX_TICKS, NARROW_MAX_TICKS = 8, 6
 ROW, BAR = 6, 5  # one request per row
 CHART = 72  # height of the batch-size chart
 TICK_STEPS = (1, 2, 5)
@@ -353,25 +355,25 @@ def _seconds(x: float, t: dict) -> str:
     return t["seconds"].format(value=fmt_sig(x))
 
 
-def _tick_step(span: float) -> float:
-    """A round step (1, 2 or 5 x 10^k seconds) that puts at most 8 ticks across `span`."""
+def _tick_step(span: float, most: int = MAX_TICKS) -> float:
+    """A round step (1, 2 or 5 x 10^k seconds) that puts at most `most` ticks across `span`."""
     if span <= 0:
         return 1.0
-    exponent = math.floor(math.log10(span / 8))
+    exponent = math.floor(math.log10(span / most))
     for scale in (10.0**exponent, 10.0 ** (exponent + 1)):
         for step in TICK_STEPS:
-            if span / (step * scale) <= 8:
+            if span / (step * scale) <= most:
                 return step * scale
     return 10.0 ** (exponent + 2)
 
 
-def _legend(keys: list[str], y: float, t: dict) -> tuple[list[str], float]:
+def _legend(keys: list[str], y: float, t: dict, frame: float = WIDTH) -> tuple[list[str], float]:
     """Swatches and their labels, wrapped onto as many rows as the width needs; returns them and the last row's y."""
     parts, x = [], float(SIDE)
     for key in keys:
         label = t[f"legend.{key}"]
         width = 28 + text_width(label, 13)
-        if x + width > WIDTH - SIDE and x > SIDE:
+        if x + width > frame - SIDE and x > SIDE:
             x, y = float(SIDE), y + 20
         parts.append(svg.element("rect", {"x": x, "y": y, "width": 12, "height": 12, "fill": COLOURS[key],
                                           "stroke": palette.colour("outline"), "stroke-width": 0.5}))
@@ -381,28 +383,41 @@ def _legend(keys: list[str], y: float, t: dict) -> tuple[list[str], float]:
 
 
 def _timeline(run: scheduler.Schedule, other: scheduler.Schedule, s: dict, limit: int, t: dict) -> str:
+    """The timeline drawn twice (sim/svg.py responsive): WIDTH wide, and NARROW_WIDTH wide for a phone, with
+    fewer ticks, the legend and the rows' caption wrapped onto more lines and the chart's caption on a line of its
+    own; both draw every request's every bar."""
+    return svg.responsive(_timeline_svg(run, other, s, limit, t, WIDTH, MAX_TICKS),
+                          _timeline_svg(run, other, s, limit, t, NARROW_WIDTH, NARROW_MAX_TICKS))
+
+
+def _timeline_svg(run: scheduler.Schedule, other: scheduler.Schedule, s: dict, limit: int, t: dict,
+                  frame: float, most_ticks: int) -> str:
     """One row per request (waiting, prefill, decode, and for static batches the time a finished request is held),
     and below it the requests computed in each step, on one time axis shared by both policies."""
     span = max(run.end_s, other.end_s)
-    step = _tick_step(span)
+    step = _tick_step(span, most_ticks)
     axis_end = step * max(1, math.ceil(span / step - 1e-9))
-    scale = (WIDTH - 2 * SIDE) / axis_end  # px per second
+    scale = (frame - 2 * SIDE) / axis_end  # px per second
+    narrow = frame < WIDTH
 
     def x(seconds: float) -> float:
         return SIDE + seconds * scale
 
     keys = ["wait", "prefill", "decode"] + (["held"] if s["policy"] == "static" else [])
-    legend, y = _legend(keys, 8.0, t)
-    rows_label_y = y + 34
-    rows_y = rows_label_y + 8
+    legend, y = _legend(keys, 8.0, t, frame)
     n = len(run.requests)
+    caption = t["rows"].format(n=n)
+    caption = svg.wrap(caption, frame - 2 * SIDE, lambda line: text_width(line, 11)) if narrow else [caption]
+    rows_label_y = y + 34
+    rows_y = rows_label_y + 8 + (len(caption) - 1) * 14
     chart_label_y = rows_y + n * ROW + 24
-    chart_top = chart_label_y + 10
+    chart_top = chart_label_y + (18 if narrow else 10)  # on a phone max_batch's label has a line of its own
     chart_bottom = chart_top + CHART
     axis_y = chart_bottom + 16
     height = axis_y + 22
 
-    parts = [svg.text(t["rows"].format(n=n), {"x": SIDE, "y": rows_label_y, "class": "svg-muted"})]
+    parts = [svg.text(line, {"x": SIDE, "y": rows_label_y + k * 14, "class": "svg-muted"})
+             for k, line in enumerate(caption)]
     ticks = []
     for k in range(round(axis_end / step) + 1):
         tx = x(k * step)
@@ -410,7 +425,7 @@ def _timeline(run: scheduler.Schedule, other: scheduler.Schedule, s: dict, limit
                                           "stroke": palette.colour("grid"), "stroke-width": 1}))
         anchor = "start" if k == 0 else "middle"
         ticks.append(svg.text(f"{k * step:g}", {"x": tx, "y": axis_y, "text-anchor": anchor, "class": "svg-muted"}))
-    ticks.append(svg.text(t["time_axis"], {"x": WIDTH - SIDE, "y": axis_y + 16, "text-anchor": "end",
+    ticks.append(svg.text(t["time_axis"], {"x": frame - SIDE, "y": axis_y + 16, "text-anchor": "end",
                                            "class": "svg-muted"}))
 
     # Written out rather than through svg.element: this runs for every bar on every move, and every value in it
@@ -442,18 +457,18 @@ def _timeline(run: scheduler.Schedule, other: scheduler.Schedule, s: dict, limit
     path.append(f"V{chart_bottom:.1f}")
     chart = [
         svg.text(t["batch_axis"], {"x": SIDE, "y": chart_label_y, "class": "svg-muted"}),
-        svg.element("line", {"x1": SIDE, "y1": chart_bottom, "x2": WIDTH - SIDE, "y2": chart_bottom,
+        svg.element("line", {"x1": SIDE, "y1": chart_bottom, "x2": frame - SIDE, "y2": chart_bottom,
                              "stroke": palette.colour("outline"), "stroke-width": 1}),
-        svg.element("line", {"x1": SIDE, "y1": chart_top, "x2": WIDTH - SIDE, "y2": chart_top,
+        svg.element("line", {"x1": SIDE, "y1": chart_top, "x2": frame - SIDE, "y2": chart_top,
                              "stroke": palette.colour("muted"), "stroke-width": 1, "stroke-dasharray": "4 3"}),
-        svg.text(t["cap"].format(max_batch=s["max_batch"]), {"x": WIDTH - SIDE, "y": chart_top - 3,
+        svg.text(t["cap"].format(max_batch=s["max_batch"]), {"x": frame - SIDE, "y": chart_top - 3,
                                                              "text-anchor": "end", "class": "svg-muted"}),
         svg.element("path", {"d": "".join(path), "fill": "none", "stroke": COLOURS["decode"], "stroke-width": 1.5,
                              "data-series": "batch"}),
     ]
     if 0 < limit < s["max_batch"]:
         ly = y_of(limit)
-        chart.append(svg.element("line", {"x1": SIDE, "y1": ly, "x2": WIDTH - SIDE, "y2": ly,
+        chart.append(svg.element("line", {"x1": SIDE, "y1": ly, "x2": frame - SIDE, "y2": ly,
                                           "stroke": palette.colour("over"), "stroke-width": 1,
                                           "stroke-dasharray": "2 2"}))
         chart.append(svg.text(t["memory_cap"].format(limit=limit), {"x": SIDE + 2, "y": ly - 3,
@@ -463,5 +478,5 @@ def _timeline(run: scheduler.Schedule, other: scheduler.Schedule, s: dict, limit
         t["alt.end"].format(end=fmt_sig(run.end_s)),
         t["alt.other"].format(other=t[f"alt.{other.policy}"], end=fmt_sig(other.end_s)),
     ])
-    return svg.document(WIDTH, height, spoken, svg.text_node("title", t["timeline_label"]), *legend, *ticks, *rows,
+    return svg.document(frame, height, spoken, svg.text_node("title", t["timeline_label"]), *legend, *ticks, *rows,
                         *chart, *parts, css_class="batching-timeline")

@@ -43,6 +43,7 @@ from sim.kit import (
     palette,
     view,
 )
+from sim.widgets.kv_capacity import text_width
 
 STATE_DTYPE = "fp32"
 WINDOW_SLOTS = 4 * kv_layout.MAX_TOKENS  # the map: four max-length reservations
@@ -376,7 +377,9 @@ def render(state) -> dict:
         "copy_on_write": not contiguous and (s["prefix_tokens"] > 0 or s["samples"] > 1),
     }
     pictures = {"blocks": block_table(snap, s["lang"]), "cow": copy_on_write(snap, s["lang"])}
-    return view(s, outputs, svg={"map": memory_map(snap, s["lang"]), **pictures, "bar": memory_bar(f, hw, s["lang"]),
+    drawn = {"map": svg.responsive(memory_map(snap, s["lang"]), memory_map(snap, s["lang"], narrow=True)),
+             "bar": svg.responsive(memory_bar(f, hw, s["lang"]), memory_bar(f, hw, s["lang"], narrow=True))}
+    return view(s, outputs, svg={"map": drawn["map"], **pictures, "bar": drawn["bar"],
                                  "table": policy_table(fits, m, hw, s, t)},
                 flags=flags, derivations=_derivations(f, m, hw, weights, t))
 
@@ -418,74 +421,88 @@ def _derivations(f: kv_layout.Fit, m: presets.Model, hw: presets.Hardware, weigh
 
 MAP_LEFT, MAP_TOP, ROW_PX = 8, 26, 16
 LEGEND_ROW_PX, LEGEND_COLUMN_PX = 20, 262
+# The phone's drawings of the map and the bar (sim/svg.py responsive): half the slots a row, so 272 units wide in
+# all, about a 375 px phone's frame, where their 11 px text is drawn at 11 px or more; the legend in one column,
+# and a line too long for the width wrapped onto the next.
+NARROW_ROW_SLOTS, NARROW_ROW_PX, LINE_PX = 256, 12, 16
 
 
-def memory_map(snap: kv_layout.Snapshot, lang: str) -> str:
+def memory_map(snap: kv_layout.Snapshot, lang: str, narrow: bool = False) -> str:
     """The KV pool at the snapshot, one pixel per slot, ROW_SLOTS a row: one path per state, block grid lines
-    (paged), a gap between contiguous reservations, and the cells holding one sequence's KV outlined (outlined())."""
+    (paged), a gap between contiguous reservations, and the cells holding one sequence's KV outlined (outlined()).
+    Narrow: the same at NARROW_ROW_SLOTS a row, for a phone."""
     t = TEXT[lang]
-    width = MAP_LEFT * 2 + ROW_SLOTS
-    rows = -(-snap.capacity // ROW_SLOTS)
-    bottom = MAP_TOP + rows * ROW_PX
+    row_slots, row_px = (NARROW_ROW_SLOTS, NARROW_ROW_PX) if narrow else (ROW_SLOTS, ROW_PX)
+    width = MAP_LEFT * 2 + row_slots
+    rows = -(-snap.capacity // row_slots)
     title = (t["map.title"].format(slots=fmt_grouped(snap.capacity), requests=fmt_grouped(snap.requests))
              if snap.capacity else t["map.empty"])
-    shapes = [svg.text(title, {"x": MAP_LEFT, "y": 17, "class": "svg-label"})]
+    head = _wrap(title, 13, width - 2 * MAP_LEFT) if narrow else [title]
+    top = MAP_TOP + (len(head) - 1) * LINE_PX
+    bottom = top + rows * row_px
+    shapes = [svg.text(line, {"x": MAP_LEFT, "y": 17 + k * LINE_PX, "class": "svg-label"})
+              for k, line in enumerate(head)]
     counts = {state: snap.slots(state) for state in MAP_STATES}
     for state in MAP_STATES:
-        d = "".join(_rect_path(start, n) for start, n, st in snap.runs if st == state)
+        d = "".join(_rect_path(start, n, row_slots, top, row_px) for start, n, st in snap.runs if st == state)
         if d:
             shapes.append(svg.element("path", {"d": d, "fill": COLOURS[state], "data-state": state},
                                       svg.text_node("title", f"{t['state.' + state]}: {fmt_grouped(counts[state])}")))
-    lines = "".join(f"M{MAP_LEFT} {MAP_TOP + r * ROW_PX}h{ROW_SLOTS}" for r in range(rows + 1))
+    lines = "".join(f"M{MAP_LEFT} {top + r * row_px}h{row_slots}" for r in range(rows + 1))
     if snap.policy == "paged":
         step = max(snap.block_size, CELL_SLOTS)
-        lines += "".join(f"M{MAP_LEFT + x} {MAP_TOP}V{bottom}" for x in range(0, ROW_SLOTS + 1, step))
+        lines += "".join(f"M{MAP_LEFT + x} {top}V{bottom}" for x in range(0, row_slots + 1, step))
     if rows:
         shapes.append(svg.element("path", {"d": lines, "stroke": palette.colour("grid"), "stroke-width": 1,
                                            "fill": "none"}))
     if snap.policy != "paged":  # a gap where one reservation ends and the next begins
-        gaps = "".join(_tick(p.start) for p in snap.sequences if p.start)
+        gaps = "".join(_tick(p.start, row_slots, top, row_px) for p in snap.sequences if p.start)
         if gaps:
             shapes.append(svg.element("path", {"d": gaps, "stroke": palette.colour("surface"), "stroke-width": 2}))
     seq = outlined(snap)
-    cells, pieces = _highlight(snap, seq)
+    cells, pieces = _highlight(snap, seq, row_slots)
     if cells:
-        d = "".join(_rect_path(c * CELL_SLOTS, n * CELL_SLOTS) for c, n in cells)
+        d = "".join(_rect_path(c * CELL_SLOTS, n * CELL_SLOTS, row_slots, top, row_px) for c, n in cells)
         shapes.append(svg.element("path", {"d": d, "fill": "none", "stroke": palette.colour("ink"),
                                            "stroke-width": 1.5, "data-highlight": f"request-{seq.request + 1}"}))
     legend = [(t["state." + state], COLOURS[state], counts[state]) for state in MAP_STATES
               if counts[state] or state != kv_layout.SHARED]
     items, y = _legend([(t["legend.item"].format(label=label, slots=fmt_grouped(n)), colour)
-                        for label, colour, n in legend], bottom + 12)
+                        for label, colour, n in legend], bottom + 12, columns=1 if narrow else 2)
     spoken_pieces = (None if not pieces else t["map.piece.one" if pieces == 1 else "map.piece"].format(
         request=fmt_grouped(seq.request + 1), pieces=fmt_grouped(pieces)))
-    if spoken_pieces:
-        items.append(svg.text(spoken_pieces, {"x": MAP_LEFT, "y": y + 13, "class": "svg-muted"}))
-        y += LEGEND_ROW_PX
+    notes = [spoken_pieces] if spoken_pieces else []
     if rows:
-        scale = t["map.scale"].format(row=ROW_SLOTS, cell=CELL_SLOTS)
-        items.append(svg.text(scale, {"x": MAP_LEFT, "y": y + 13, "class": "svg-muted"}))
-        y += LEGEND_ROW_PX
+        notes.append(t["map.scale"].format(row=row_slots, cell=CELL_SLOTS))
+    for note in notes:
+        wrapped = _wrap(note, 11, width - 2 * MAP_LEFT) if narrow else [note]
+        items += [svg.text(line, {"x": MAP_LEFT, "y": y + 13 + k * 14, "class": "svg-muted"})
+                  for k, line in enumerate(wrapped)]
+        y += LEGEND_ROW_PX + (len(wrapped) - 1) * 14
     parts = [t["legend.item"].format(label=label, slots=fmt_grouped(n)) for label, _, n in legend]
     spoken = alt.sentence(lang, title, parts + ([spoken_pieces] if spoken_pieces else []))
     return svg.document(width, y + 4, spoken, svg.text_node("title", title), *shapes, *items, css_class="kv-map")
 
 
-def _rect_path(start: int, n: int) -> str:
+def _wrap(text: str, font_px: float, width: float) -> list[str]:
+    return svg.wrap(text, width, lambda line: text_width(line, font_px))
+
+
+def _rect_path(start: int, n: int, row_slots: int = ROW_SLOTS, top: float = MAP_TOP, row_px: float = ROW_PX) -> str:
     """Path commands for n slots from `start`, one rectangle per row they cross."""
     out = []
     while n > 0:
-        row, col = divmod(start, ROW_SLOTS)
-        w = min(n, ROW_SLOTS - col)
-        out.append(f"M{MAP_LEFT + col} {MAP_TOP + row * ROW_PX}h{w}v{ROW_PX}h{-w}z")
+        row, col = divmod(start, row_slots)
+        w = min(n, row_slots - col)
+        out.append(f"M{MAP_LEFT + col} {top + row * row_px}h{w}v{row_px}h{-w}z")
         start += w
         n -= w
     return "".join(out)
 
 
-def _tick(slot: int) -> str:
-    row, col = divmod(slot, ROW_SLOTS)
-    return f"M{MAP_LEFT + col} {MAP_TOP + row * ROW_PX}v{ROW_PX}" if col else ""
+def _tick(slot: int, row_slots: int = ROW_SLOTS, top: float = MAP_TOP, row_px: float = ROW_PX) -> str:
+    row, col = divmod(slot, row_slots)
+    return f"M{MAP_LEFT + col} {top + row * row_px}v{row_px}" if col else ""
 
 
 def outlined(snap: kv_layout.Snapshot) -> kv_layout.Placed | None:
@@ -496,7 +513,8 @@ def outlined(snap: kv_layout.Snapshot) -> kv_layout.Placed | None:
     return min(snap.sequences, key=lambda p: p.start, default=None)
 
 
-def _highlight(snap: kv_layout.Snapshot, seq: kv_layout.Placed | None) -> tuple[list[tuple[int, int]], int]:
+def _highlight(snap: kv_layout.Snapshot, seq: kv_layout.Placed | None,
+               row_slots: int = ROW_SLOTS) -> tuple[list[tuple[int, int]], int]:
     """Runs (first cell, cells) of the map's cells that hold seq's KV, cut at rows; and in how many separate
     places of memory its KV lies (1 for a contiguous reservation)."""
     if seq is None:
@@ -512,7 +530,7 @@ def _highlight(snap: kv_layout.Snapshot, seq: kv_layout.Placed | None) -> tuple[
             else:
                 spans.append((n * b, b))
     cells = sorted({c for start, n in spans for c in range(start // CELL_SLOTS, (start + n - 1) // CELL_SLOTS + 1)})
-    per_row = ROW_SLOTS // CELL_SLOTS
+    per_row = row_slots // CELL_SLOTS
     runs = []
     for c in cells:
         if runs and runs[-1][0] + runs[-1][1] == c and c % per_row:
@@ -522,12 +540,12 @@ def _highlight(snap: kv_layout.Snapshot, seq: kv_layout.Placed | None) -> tuple[
     return runs, len(spans)
 
 
-def _legend(items, top: float) -> tuple[list[str], float]:
-    """Swatches and labels in two columns; returns the markup and the y below it."""
+def _legend(items, top: float, columns: int = 2) -> tuple[list[str], float]:
+    """Swatches and labels in `columns` columns; returns the markup and the y below it."""
     out, y = [], top
     for k, (label, colour) in enumerate(items):
-        x = MAP_LEFT + (k % 2) * LEGEND_COLUMN_PX
-        y = top + (k // 2) * LEGEND_ROW_PX
+        x = MAP_LEFT + (k % columns) * LEGEND_COLUMN_PX
+        y = top + (k // columns) * LEGEND_ROW_PX
         out.append(svg.element("rect", {"x": x, "y": y, "width": 12, "height": 12, "fill": colour,
                                         "stroke": palette.colour("outline"), "stroke-width": 0.5}))
         out.append(svg.text(label, {"x": x + 16, "y": y + 11, "class": "svg-label"}))
@@ -718,34 +736,40 @@ def copy_on_write(snap: kv_layout.Snapshot, lang: str) -> str:
 
 # --- the whole GPU -------------------------------------------------------------------------------------------
 
-def memory_bar(f: kv_layout.Fit, hw: presets.Hardware, lang: str) -> str:
-    """A bar of the GPU's memory with max_requests running: weights, recurrent state, KV by state, free."""
+def memory_bar(f: kv_layout.Fit, hw: presets.Hardware, lang: str, narrow: bool = False) -> str:
+    """A bar of the GPU's memory with max_requests running: weights, recurrent state, KV by state, free. Narrow:
+    NARROW_ROW_SLOTS wide for a phone, its title wrapped and its legend in one column."""
     t = TEXT[lang]
-    width = MAP_LEFT * 2 + ROW_SLOTS
+    span = NARROW_ROW_SLOTS if narrow else ROW_SLOTS
+    width = MAP_LEFT * 2 + span
     weights = hw.memory_bytes - f.free_bytes if f.free_bytes else hw.memory_bytes
     running = 1 if f.max_requests else 0  # no request running holds nothing, whatever the lone-request shares
     parts = [("weights", weights), ("state", running * f.state_bytes), (kv_layout.TOKEN, running * f.token_bytes),
              (kv_layout.RESERVED, running * f.reserved_bytes), (kv_layout.NEVER_USED, running * f.never_used_bytes),
              (kv_layout.FREE, max(0.0, f.left_bytes))]
-    scale = ROW_SLOTS / hw.memory_bytes
+    scale = span / hw.memory_bytes
     shapes, x = [], float(MAP_LEFT)
     reported = presets.hardware(hw.key).memory_bytes
     share = hw.memory_bytes / reported
     title = t["bar.title" if share == 1 else "bar.title_share"].format(
         gpu=hw.short_name, memory=fmt_bytes(reported), share=f"{share:.2f}", usable=fmt_bytes(hw.memory_bytes),
         requests=fmt_grouped(f.max_requests))
-    shapes.append(svg.text(title, {"x": MAP_LEFT, "y": 17, "class": "svg-label"}))
+    head = _wrap(title, 13, span) if narrow else [title]
+    top = MAP_TOP + (len(head) - 1) * LINE_PX
+    shapes += [svg.text(line, {"x": MAP_LEFT, "y": 17 + k * LINE_PX, "class": "svg-label"})
+               for k, line in enumerate(head)]
     for kind, size in parts:
         w = size * scale
         if w <= 0:
             continue
-        shapes.append(svg.element("rect", {"x": x, "y": MAP_TOP, "width": w, "height": 24, "fill": COLOURS[kind],
+        shapes.append(svg.element("rect", {"x": x, "y": top, "width": w, "height": 24, "fill": COLOURS[kind],
                                            "data-kind": kind},
                                   svg.text_node("title", f"{t['part.' + kind]}: {fmt_bytes(size)}")))
         x += w
     shown = [(kind, size) for kind, size in parts if size > 0 or kind in ("weights", kv_layout.FREE)]
     labels = [f"{t['part.' + kind]} {fmt_bytes(size)}" for kind, size in shown]
-    items, y = _legend([(label, COLOURS[kind]) for label, (kind, _) in zip(labels, shown)], MAP_TOP + 36)
+    items, y = _legend([(label, COLOURS[kind]) for label, (kind, _) in zip(labels, shown)], top + 36,
+                       columns=1 if narrow else 2)
     return svg.document(width, y + 4, alt.sentence(lang, title, labels), svg.text_node("title", title), *shapes, *items,
                         css_class="kv-bar")
 

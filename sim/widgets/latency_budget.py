@@ -10,7 +10,7 @@ import html
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from sim import latency
+from sim import latency, svg
 from sim.display import fmt_grouped, fmt_sig
 from sim.kit import Controls, Output, Range, Readouts, Select, Svg, Text, Widget, output, palette, view
 
@@ -227,42 +227,55 @@ def fmt_short(x: float) -> str:
 
 
 TIMELINE_WIDTH = 640
+NARROW_WIDTH = 272  # the phone drawing's bar: with its margins 288 units, about a 375 px phone's frame
 BAR_Y, BAR_HEIGHT = 22, 26
+LINE_PX = 18  # the phone drawing puts its two labels on lines of their own
 MIN_SEGMENT_PX = 2  # a TTFT of 0.1% still shows as a sliver
 MIN_TICK_SPACING_PX = 4  # token boundaries are drawn only while they stay apart
+NARROW_TICK_SPACING_PX = 2.5  # on a phone a little closer, with thinner lines: code completion's 64 tokens still show
 TIMELINE_MARGIN = 12  # room left and right of the bar, so that the end labels clear the frame
+NARROW_MARGIN = 8
 
 
 def _timeline(r: latency.Request, t: dict) -> str:
+    """The timeline drawn twice (sim/svg.py responsive): labels left and right above a wide bar, and for a phone
+    a narrower bar with each label on a line of its own, so that neither can run into the other."""
+    return svg.responsive(_timeline_svg(r, t, TIMELINE_WIDTH, TIMELINE_MARGIN, stacked=False),
+                          _timeline_svg(r, t, NARROW_WIDTH, NARROW_MARGIN, stacked=True))
+
+
+def _timeline_svg(r: latency.Request, t: dict, bar_width: float, margin: float, stacked: bool) -> str:
     """A proportional bar: TTFT, then N output tokens at TPOT each (token boundaries drawn when they fit)."""
-    ttft_w = min(max(r.ttft_share * TIMELINE_WIDTH, MIN_SEGMENT_PX), TIMELINE_WIDTH - MIN_SEGMENT_PX)
-    tpot_w = TIMELINE_WIDTH - ttft_w
+    ttft_w = min(max(r.ttft_share * bar_width, MIN_SEGMENT_PX), bar_width - MIN_SEGMENT_PX)
+    tpot_w = bar_width - ttft_w
     token_w = tpot_w / r.output_tokens
+    bar_y = BAR_Y + LINE_PX if stacked else BAR_Y
     ticks = ""
-    if token_w >= MIN_TICK_SPACING_PX:
+    spacing, stroke = (NARROW_TICK_SPACING_PX, 0.75) if stacked else (MIN_TICK_SPACING_PX, 1)
+    if token_w >= spacing:
         ticks = "".join(
-            f'<line x1="{ttft_w + i * token_w:.1f}" x2="{ttft_w + i * token_w:.1f}" y1="{BAR_Y}" '
-            f'y2="{BAR_Y + BAR_HEIGHT}" stroke="{COLOURS["tick"]}" stroke-width="1"/>'
+            f'<line x1="{ttft_w + i * token_w:.1f}" x2="{ttft_w + i * token_w:.1f}" y1="{bar_y}" '
+            f'y2="{bar_y + BAR_HEIGHT}" stroke="{COLOURS["tick"]}" stroke-width="{stroke}"/>'
             for i in range(1, r.output_tokens)
         )
     ttft, e2e, decode = fmt_duration(r.ttft_s), fmt_duration(r.e2e_s), fmt_duration(r.decode_s)
     n = fmt_grouped(r.output_tokens)
     tpot_label = f"{t['tpot'].format(n=n)} = {decode}"
     label = t["timeline"].format(ttft=ttft, n=n, decode=decode, e2e=e2e)
-    text_y, axis_y = BAR_Y - 7, BAR_Y + BAR_HEIGHT + 16
+    ttft_y, tpot_y, axis_y = BAR_Y - 7, bar_y - 7, bar_y + BAR_HEIGHT + 16
     height = axis_y + 6
     return (
         # width and height: its drawn size where it is not scaled down (a phone scrolls it, text legible)
-        f'<svg class="timeline" viewBox="{-TIMELINE_MARGIN} 0 {TIMELINE_WIDTH + 2 * TIMELINE_MARGIN} {height}" '
-        f'width="{TIMELINE_WIDTH + 2 * TIMELINE_MARGIN}" height="{height}" '
+        f'<svg class="timeline" viewBox="{-margin} 0 {bar_width + 2 * margin} {height}" '
+        f'width="{bar_width + 2 * margin}" height="{height}" '
         f'role="img" aria-label="{html.escape(label)}" preserveAspectRatio="xMinYMin meet">'
-        f'<rect class="ttft" x="0" y="{BAR_Y}" width="{ttft_w:.1f}" height="{BAR_HEIGHT}" fill="{COLOURS["ttft"]}"/>'
-        f'<rect class="tpot" x="{ttft_w:.1f}" y="{BAR_Y}" width="{tpot_w:.1f}" height="{BAR_HEIGHT}" '
+        f'<rect class="ttft" x="0" y="{bar_y}" width="{ttft_w:.1f}" height="{BAR_HEIGHT}" fill="{COLOURS["ttft"]}"/>'
+        f'<rect class="tpot" x="{ttft_w:.1f}" y="{bar_y}" width="{tpot_w:.1f}" height="{BAR_HEIGHT}" '
         f'fill="{COLOURS["tpot"]}"/>{ticks}'
-        f'<text class="svg-label" x="0" y="{text_y}">{html.escape(t["ttft"])} {html.escape(ttft)}</text>'
-        f'<text class="svg-label" x="{TIMELINE_WIDTH}" y="{text_y}" text-anchor="end">'
+        f'<text class="svg-label" x="0" y="{ttft_y}">{html.escape(t["ttft"])} {html.escape(ttft)}</text>'
+        f'<text class="svg-label" x="{bar_width}" y="{tpot_y}" text-anchor="end">'
         f"{html.escape(tpot_label)}</text>"
         f'<text class="svg-muted" x="0" y="{axis_y}">0</text>'
-        f'<text class="svg-muted" x="{TIMELINE_WIDTH}" y="{axis_y}" text-anchor="end">{html.escape(e2e)}</text>'
+        f'<text class="svg-muted" x="{bar_width}" y="{axis_y}" text-anchor="end">{html.escape(e2e)}</text>'
         "</svg>"
     )

@@ -74,7 +74,7 @@ def test_kv_blocks_pages_the_kv_and_the_formula_follows(site_page, server):
     expect(widget.locator('output[name="token_share"]').first).to_have_text("15.6%")
     at_max = lesson_view(site_page, "kv-blocks")  # the requests that fit move with the preset's memory
     expect(widget.locator('output[name="max_requests"]').first).to_have_text(at_max["outputs"]["max_requests"]["text"])
-    mapped = widget.locator('[data-svg="map"]')
+    mapped = widget.locator('[data-svg="map"] .layout-wide')
     expect(mapped.locator('path[data-state="never-used"]')).to_have_count(1)
 
     widget.locator('input[name="kv-blocks-policy"][value="paged"]').check(force=True)
@@ -109,7 +109,7 @@ def test_a_shared_prefix_is_stored_once_under_paging(site_page, server):
     widget.locator('select[name="model"]').select_option("qwen3-32b")
     alone = lesson_view(site_page, "kv-blocks", policy="paged", model="qwen3-32b")
     wait_for_output(widget, "max_requests", alone["outputs"]["max_requests"]["value"])
-    expect(widget.locator('[data-svg="map"] path[data-state="shared"]')).to_have_count(0)
+    expect(widget.locator('[data-svg="map"] .layout-wide path[data-state="shared"]')).to_have_count(0)
     widget.locator('input[name="prefix_tokens"]').fill("341")
     shared = lesson_view(site_page, "kv-blocks", policy="paged", model="qwen3-32b", prefix_tokens=341)
     wait_for_output(widget, "max_requests", shared["outputs"]["max_requests"]["value"])
@@ -121,7 +121,7 @@ def test_a_shared_prefix_is_stored_once_under_paging(site_page, server):
     expect(widget.locator('output[name="unshared_requests"]').first).to_have_text(
         shared["outputs"]["unshared_requests"]["text"])
     assert shared["outputs"]["unshared_requests"]["value"] < shared["outputs"]["max_requests"]["value"]
-    expect(widget.locator('[data-svg="map"] path[data-state="shared"]')).to_have_count(1)
+    expect(widget.locator('[data-svg="map"] .layout-wide path[data-state="shared"]')).to_have_count(1)
     assert browser_view(site_page, "kv-blocks") == shared
     # Contiguous reservations cannot share: the note says so, and nothing is saved.
     widget.locator('input[name="kv-blocks-policy"][value="contiguous-oracle"]').check(force=True)

@@ -27,7 +27,7 @@ def test_page_reads_before_python_and_becomes_ready(site_page, server):
     widget = site_page.locator(f"#{ID}")
     expect(widget.locator('output[name="e2e_s"]')).to_have_text("470 ms")  # 150 ms + 5 ms x 64
     expect(widget.locator('output[name="tpot_share"]')).to_have_text("68.1%")
-    expect(widget.locator('[data-svg="timeline"] svg rect')).to_have_count(2)
+    expect(widget.locator('[data-svg="timeline"] .layout-wide svg rect')).to_have_count(2)
     expect(widget).to_have_attribute("data-state", "ready", timeout=60_000)
     expect(scenario(widget, "completion")).to_be_checked()
 
@@ -56,7 +56,7 @@ def test_editing_tpot_switches_to_custom_and_updates_e2e(site_page, server):
     # The slider followed the number box, and the timeline was redrawn from Python's SVG.
     position = latency_budget.WIDGET.control("tpot_ms").slider_position(50)  # an index into the slider's stops
     assert widget.locator(f"#{ID}-tpot_ms-slider").input_value() == str(position)
-    expect(widget.locator('[data-svg="timeline"] svg')).to_have_attribute("aria-label", "一次请求的时间线：TTFT 150 ms，TPOT × 64 个 token = 3.2 s，共 3.35 s")
+    expect(widget.locator('[data-svg="timeline"] .layout-wide svg')).to_have_attribute("aria-label", "一次请求的时间线：TTFT 150 ms，TPOT × 64 个 token = 3.2 s，共 3.35 s")
 
 
 def test_link_keeps_a_scenario_with_edited_fields(site_page, server):

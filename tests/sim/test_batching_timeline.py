@@ -25,15 +25,23 @@ def render(state: dict) -> dict:
     return view
 
 
-def bars(view: dict) -> list[tuple[int, str, float, float]]:
-    """(request, kind, x, width) of every bar of the timeline."""
-    root = ET.fromstring(view["svg"]["timeline"])
+def drawings(markup: str) -> list[ET.Element]:
+    """The wide and the narrow <svg> of a sim/svg.py responsive() diagram."""
+    layouts = list(ET.fromstring(f"<figure>{markup}</figure>"))
+    assert [d.get("class") for d in layouts] == ["layout-wide", "layout-narrow"]
+    assert all(len(d) == 1 and d[0].tag == f"{SVG}svg" for d in layouts)
+    return [d[0] for d in layouts]
+
+
+def bars(view: dict, drawing: int = 0) -> list[tuple[int, str, float, float]]:
+    """(request, kind, x, width) of every bar of the timeline (its wide drawing, or 1: its phone drawing)."""
+    root = drawings(view["svg"]["timeline"])[drawing]
     return [(int(r.get("data-request")), r.get("data-kind"), float(r.get("x")), float(r.get("width")))
             for r in root.iter(f"{SVG}rect") if r.get("data-request") is not None]
 
 
-def ticks(view: dict) -> list[str]:
-    root = ET.fromstring(view["svg"]["timeline"])
+def ticks(view: dict, drawing: int = 0) -> list[str]:
+    root = drawings(view["svg"]["timeline"])[drawing]
     return [t.text for t in root.iter(f"{SVG}text") if t.get("class") == "svg-muted" and re.fullmatch(r"[\d.]+", t.text)]
 
 
@@ -159,7 +167,7 @@ def test_batch_chart_never_passes_max_batch_or_memory():
 
 def test_timeline_text_is_at_least_11_px_and_its_alt_states_the_numbers():
     markup = render({"lang": "en"})["svg"]["timeline"]
-    root = ET.fromstring(markup)
+    root = drawings(markup)[0]
     assert {t.get("class") for t in root.iter(f"{SVG}text")} <= {"svg-label", "svg-muted"}  # 13 px and 11 px
     label = root.get("aria-label")
     drawn = scheduler.serve(ANCHOR, H100, "static", n=scheduler.DRAWN_REQUESTS)
@@ -242,3 +250,29 @@ def test_readout_labels_have_no_slots_and_flags_fill_theirs_with_plain_numbers()
             assert "{" not in t[item.label or item.name], item.name
     view = render({"rate": scheduler.OVERLOADED_RATE_PER_S, "lang": "en"})
     assert view["outputs"]["rate"]["text"] == "12.0" and view["outputs"]["capacity"]["text"] == "7.50"
+
+
+@pytest.mark.parametrize("state", [
+    {"lang": "en"},
+    {"policy": "continuous"},
+    {"policy": "continuous", "model": "qwen3-32b", "max_batch": 48, "rate": 40},
+    {"lang": "en", "kv_policy": "paged", "model": "qwen3-32b", "trace": "chat", "rate": 4, "max_batch": 256},
+])
+def test_timeline_has_a_phone_drawing_of_every_bar_and_every_word(state):
+    view = render(state)
+    wide, narrow = drawings(view["svg"]["timeline"])
+    _, _, width, _ = (float(v) for v in narrow.get("viewBox").split())
+    assert width <= 300  # about a 375 px phone's frame, so that its 11 px text is drawn at 11 px or more
+    assert narrow.get("aria-label") == wide.get("aria-label")
+    # every request's every bar, in the frame
+    assert [(r, k) for r, k, *_ in bars(view, 1)] == [(r, k) for r, k, *_ in bars(view)]
+    assert all(12 <= x and x + w <= width - 12 + 0.1 and w >= 0.75 for _, _, x, w in bars(view, 1))
+    # every word: the rows' caption wrapped onto lines that fit, the rest as drawn wide; fewer ticks
+    texts = [[t.text for t in svg.iter(f"{SVG}text")] for svg in (wide, narrow)]
+    caption = batching_timeline.TEXT[view["state"]["lang"]]["rows"].format(n=48)
+    words = {t for t in texts[0] if not re.fullmatch(r"[\d.]+", t)} - {caption}
+    lines = [t for t in texts[1] if t not in words and not re.fullmatch(r"[\d.]+", t)]
+    assert " ".join(lines) == caption
+    assert all(batching_timeline.text_width(line, 11) <= width - 24 for line in lines)
+    assert words <= set(texts[1])
+    assert 3 <= len(ticks(view, 1)) <= batching_timeline.NARROW_MAX_TICKS + 1

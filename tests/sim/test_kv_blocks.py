@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim import kv_layout, presets, widgets
+from sim import kv_layout, presets, svg, widgets
 from sim.display import fmt_bytes, fmt_grouped, fmt_sig
 from sim.kit import config_problems
 from sim.widgets import kv_blocks
@@ -105,13 +105,13 @@ def test_the_memory_share_the_engine_may_use_is_a_control():
         assert values(view)["max_requests"] == f.max_requests < kv_layout.fit(ANCHOR, H100, "orca", policy).max_requests
         assert f.free_bytes == int(share * H100.memory_bytes) - ANCHOR_WEIGHTS
         assert f"free {fmt_bytes(f.free_bytes)}" in view["derivations"]["max_requests"]
-        bar = ET.fromstring(view["svg"]["bar"]).get("aria-label")
+        bar = drawings(view["svg"]["bar"])[0].get("aria-label")
         assert bar.startswith(f"The {fmt_bytes(gpu.memory_bytes)} of H100's {fmt_bytes(H100.memory_bytes)} the engine "
                               f"may use (a share of {share:.2f}) with {f.max_requests} requests running")
     control = kv_blocks.WIDGET.control("memory_fraction")
     assert control.coerce(share) == share and control.default == 1.0
-    assert "引擎可用" in ET.fromstring(widgets.render("kv-blocks", {"memory_fraction": 0.5})["svg"]["bar"]).get(
-        "aria-label")
+    assert all("引擎可用" in d.get("aria-label")
+               for d in drawings(widgets.render("kv-blocks", {"memory_fraction": 0.5})["svg"]["bar"]))
 
 
 @pytest.mark.parametrize("samples", [1, 4])
@@ -151,8 +151,16 @@ def test_the_block_size_slider_steps_through_the_powers_of_two():
     assert config_problems(kv_blocks.WIDGET.controls, {"policy": "buddy"})[0][0] == "policy"
 
 
-def map_of(view: dict) -> ET.Element:
-    return ET.fromstring(view["svg"]["map"])
+def drawings(markup: str) -> list[ET.Element]:
+    """The wide and the narrow <svg> of a sim/svg.py responsive() diagram."""
+    layouts = list(ET.fromstring(f"<figure>{markup}</figure>"))
+    assert [d.get("class") for d in layouts] == ["layout-wide", "layout-narrow"]
+    assert all(len(d) == 1 and d[0].tag == f"{SVG}svg" for d in layouts)
+    return [d[0] for d in layouts]
+
+
+def map_of(view: dict, drawing: int = 0) -> ET.Element:
+    return drawings(view["svg"]["map"])[drawing]
 
 
 def test_the_map_draws_each_state_once_and_outlines_one_request():
@@ -190,13 +198,13 @@ def test_the_map_is_small_even_at_its_busiest():
             for prefix, samples in ((0, 1), (341, 8), (17, 3)):
                 markup = widgets.render("kv-blocks", {"policy": "paged", "trace": trace, "block_size": b,
                                                       "prefix_tokens": prefix, "samples": samples})["svg"]["map"]
-                worst = max(worst, len(markup))
-    assert worst < 20_000
+                worst = max(worst, *(len(ET.tostring(d)) for d in drawings(markup)))
+    assert worst < 20_000  # each of its two drawings
 
 
 def test_the_bar_splits_the_whole_gpu():
     view = widgets.render("kv-blocks", {"policy": "paged", "lang": "en"})
-    root = ET.fromstring(view["svg"]["bar"])
+    root = drawings(view["svg"]["bar"])[0]
     widths = {r.get("data-kind"): float(r.get("width")) for r in root.iter(f"{SVG}rect") if r.get("data-kind")}
     assert set(widths) == {"weights", "state", "token", "reserved", "never-used", "free"}
     assert sum(widths.values()) <= kv_blocks.ROW_SLOTS + 0.05
@@ -405,3 +413,56 @@ def test_the_pictures_fit_a_phone_and_say_the_same_in_both_languages(state):
             assert "font-size" not in view["svg"][name] and not re.search(r"#[0-9a-fA-F]{3,8}\b", view["svg"][name])
         assert not CHINESE.search(en["svg"][name]) and CHINESE.search(zh["svg"][name])
     assert len(boxes(en["svg"]["cow"])) <= kv_blocks.COW_ROWS * 4
+
+
+def slots(root: ET.Element) -> dict[str, int]:
+    """Slots the map draws in each state, and in request 1's outline: the widths of its rectangles."""
+    out = {}
+    for p in root.iter(f"{SVG}path"):
+        name = p.get("data-state") or p.get("data-highlight")
+        if name:
+            out[name] = sum(int(w) for w in re.findall(r"h(\d+)v", p.get("d")))
+    return out
+
+
+@pytest.mark.parametrize("state", [
+    {}, {"lang": "en", "policy": "paged"}, {"policy": "contiguous-pow2", "trace": "chat"},
+    {"lang": "en", "policy": "paged", "model": "qwen3-32b", "prefix_tokens": 341},
+    {"policy": "paged", "block_size": 256, "samples": 4, "hardware": "b200"},
+])
+def test_the_map_and_the_bar_have_phone_drawings_of_every_slot_and_word(state):
+    view = widgets.render("kv-blocks", state)
+    lang = view["state"]["lang"]
+    for name in ("map", "bar"):
+        wide, narrow = drawings(view["svg"][name])
+        _, _, width, _ = (float(v) for v in narrow.get("viewBox").split())
+        assert width <= 300  # about a 375 px phone's frame, so that its 11 px text is drawn at 11 px or more
+        assert narrow.get("aria-label") == wide.get("aria-label")
+        texts = [[(t.text, t.get("class")) for t in d.iter(f"{SVG}text")] for d in (wide, narrow)]
+        for text, css in texts[1]:  # every line fits, at the kit's 13 px (svg-label) or 11 px (svg-muted)
+            assert kv_blocks.text_width(text, 13 if css == "svg-label" else 11) <= width - 2 * kv_blocks.MAP_LEFT
+        # the same words, some wrapped onto two lines; the map's scale says its rows are shorter
+        joiner = " " if lang == "en" else ""
+        scale = kv_blocks.TEXT[lang]["map.scale"]
+        expected = joiner.join(t for t, _ in texts[0]).replace(
+            scale.format(row=kv_blocks.ROW_SLOTS, cell=16), scale.format(row=kv_blocks.NARROW_ROW_SLOTS, cell=16))
+        assert joiner.join(t for t, _ in texts[1]) == expected
+    wide, narrow = drawings(view["svg"]["map"])
+    assert slots(narrow) == slots(wide) and slots(wide)  # every slot in every state, and request 1's outline
+    assert len(narrow.findall(f".//{SVG}path[@data-state]")) == len(wide.findall(f".//{SVG}path[@data-state]"))
+    wide, narrow = drawings(view["svg"]["bar"])
+    bars = [[(r.get("data-kind"), float(r.get("width"))) for r in d.iter(f"{SVG}rect") if r.get("data-kind")]
+            for d in (wide, narrow)]
+    scale = kv_blocks.NARROW_ROW_SLOTS / kv_blocks.ROW_SLOTS
+    assert [(k, pytest.approx(w * scale, abs=0.01)) for k, w in bars[0]] == bars[1]
+
+
+def test_wrap_breaks_evenly_at_spaces_or_chinese_punctuation():
+    def measure(line):
+        return len(line)
+    assert svg.wrap("a pixel per slot", 40, measure) == ["a pixel per slot"]
+    # two lines either way; balanced rather than one word alone on the second
+    assert svg.wrap("request 1 (outlined) has its KV in one place", 40, measure) == [
+        "request 1 (outlined)", "has its KV in one place"]
+    assert svg.wrap("H100 的 85.52 GB 显存：跑 105 个请求时", 20, measure) == ["H100 的 85.52 GB 显存：", "跑 105 个请求时"]
+    assert svg.wrap("a verylongwordindeed b", 8, measure) == ["a", "verylongwordindeed", "b"]

@@ -81,13 +81,16 @@ def test_completion_spends_a_larger_share_on_ttft_than_chat():
 
 
 def test_timeline_segments_are_proportional():
-    svg = render({})["svg"]["timeline"]
-    widths = dict(re.findall(r'<rect class="(ttft|tpot)" x="[\d.]+" y="\d+" width="([\d.]+)"', svg))
-    # 640 px x 0.2 / 12.7 = 10.1 px of TTFT, the rest TPOT x 500 (too dense for token ticks)
-    assert widths == {"ttft": "10.1", "tpot": "629.9"}
-    assert "<line" not in svg
-    short = render({"scenario": "completion", "changed": "scenario"})["svg"]["timeline"]
+    wide, narrow = drawings(render({})["svg"]["timeline"])
+    bars = re.compile(r'<rect class="(ttft|tpot)" x="[\d.]+" y="\d+" width="([\d.]+)"')
+    # 640 px x 0.2 / 12.7 = 10.1 px of TTFT, the rest TPOT x 500 (too dense for token ticks); on a phone 272 px
+    assert dict(bars.findall(wide)) == {"ttft": "10.1", "tpot": "629.9"}
+    assert dict(bars.findall(narrow)) == {"ttft": "4.3", "tpot": "267.7"}
+    assert "<line" not in wide + narrow
+    short, short_narrow = drawings(render({"scenario": "completion", "changed": "scenario"})["svg"]["timeline"])
     assert short.count("<line") == 63  # boundaries between 64 tokens
+    # on a phone 185 px for 64 tokens, 2.9 px apart: closer than MIN_TICK_SPACING_PX, drawn thinner
+    assert short_narrow.count('stroke-width="0.75"/>') == 63
 
 
 def test_timeline_text_uses_the_kit_classes():
@@ -141,3 +144,25 @@ def test_both_languages_render_and_english_has_no_chinese(scenario):
 def test_any_state_renders(state):
     view = render(state)
     assert view["state"]["scenario"] in latency_budget.WIDGET.control("scenario").options
+
+
+def drawings(markup: str) -> tuple[str, str]:
+    """The wide and the narrow drawing of a sim/svg.py responsive() diagram."""
+    found = re.fullmatch(r'<div class="layout-wide">(<svg.*</svg>)</div><div class="layout-narrow">(<svg.*</svg>)</div>',
+                         markup)
+    assert found, markup[:200]
+    return found.group(1), found.group(2)
+
+
+@pytest.mark.parametrize("state", [{}, {"lang": "en", "scenario": "completion", "changed": "scenario"},
+                                   {"ttft_ms": 60_000, "tpot_ms": 1_000, "output_tokens": 32_768}])
+def test_timeline_has_a_phone_drawing_with_every_label(state):
+    wide, narrow = drawings(render(state)["svg"]["timeline"])
+    width = float(re.search(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+)', narrow).group(1))
+    assert width <= 300  # about a 375 px phone's frame, so that its 11 px text is drawn at 11 px or more
+    texts = re.compile(r"<text[^>]*>([^<]*)</text>")
+    assert texts.findall(wide) == texts.findall(narrow)
+    assert re.search(r'aria-label="[^"]*"', wide).group() == re.search(r'aria-label="[^"]*"', narrow).group()
+    # the phone drawing's two labels sit on lines of their own, so that a long one cannot run into the other
+    label_ys = re.findall(r'<text class="svg-label" x="[\d.]+" y="([\d.]+)"', narrow)
+    assert len(set(label_ys)) == 2
