@@ -10,6 +10,7 @@ from sim import batching, memory, model_size, presets, roofline
 from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_share, fmt_sig
 from sim.kit import Range, Widget, alt, capacity, choices, output, palette, view
 from sim.kit.layout import Controls, Derivations, Figure, Flag, Readout, Readouts, Svg, Text
+from sim.kit.table import html_table
 from sim.kit.view import round_sig
 
 MAX_PLOTTED_BATCH = 256
@@ -374,19 +375,17 @@ def _table(points, limit: int, critical: int, hw: presets.Hardware, m: presets.M
         classes = " ".join(c for c in ("" if fits else "muted", "current" if b == s["B"] else "") if c)
         row_class = f' class="{classes}"' if classes else ""
         verdict_class = "" if fits else ' class="warn"'
-        rows.append(
-            f'<tr{row_class} data-batch="{b}"><th scope="row">{label}</th>'
-            f'<td class="number">{fmt_sig(p.total_tokens_per_s)}</td>'
-            f'<td class="number">{fmt_sig(p.per_request_tokens_per_s)}</td>'
-            f'<td class="number">{fmt_ms(p.step_s)}</td>'
-            f"<td{verdict_class}>{html.escape(t['fits'] if fits else t['does_not_fit'])}</td>"
+        rows.append((f'{row_class} data-batch="{b}"', [
+            ("th", ' scope="row"', label),
+            ("td", ' class="number"', fmt_sig(p.total_tokens_per_s)),
+            ("td", ' class="number"', fmt_sig(p.per_request_tokens_per_s)),
+            ("td", ' class="number"', fmt_ms(p.step_s)),
+            ("td", verdict_class, html.escape(t["fits"] if fits else t["does_not_fit"])),
             # A mixed bound on two lines, so that the narrow columns beside it are not squeezed into wrapping.
-            f"<td>{bound_words(p.step, {k: html.escape(v) for k, v in t.items()}, t['mixed_join'] + '<br>')}</td></tr>"
-        )
+            ("td", "", bound_words(p.step, {k: html.escape(v) for k, v in t.items()}, t["mixed_join"] + "<br>")),
+        ]))
     caption = t["table_caption"].format(gpu=hw.short_name, model=m.name, context=fmt_grouped(s["context"]))
-    head = "".join(f'<th scope="col">{html.escape(t[k])}</th>'
-                   for k in ("table_batch", "table_total", "table_per_request", "table_step", "table_fits",
-                             "table_bound"))
-    # The page draws it inside a frame that scrolls sideways on a phone (the kit's Svg item).
-    return (f'<table class="widget-table"><caption>{html.escape(caption)}</caption>'
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    columns = [t[k] for k in ("table_batch", "table_total", "table_per_request", "table_step", "table_fits",
+                              "table_bound")]
+    # The page draws it inside a frame that scrolls sideways, or stacks its rows, on a phone (the kit's Svg item).
+    return html_table(caption, columns, rows)

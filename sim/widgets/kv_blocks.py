@@ -41,6 +41,7 @@ from sim.kit import (
     palette,
     view,
 )
+from sim.kit.table import html_table
 
 STATE_DTYPE = "fp32"
 WINDOW_SLOTS = 4 * kv_layout.MAX_TOKENS  # the map: four max-length reservations
@@ -725,16 +726,17 @@ def policy_table(fits: dict, m: presets.Model, hw: presets.Hardware, s: dict, t:
     rows = []
     for policy, f in fits.items():
         current = ' class="current"' if policy == s["policy"] else ""
-        rows.append(
-            f'<tr{current} data-policy="{policy}"><th scope="row">{html.escape(t["policy=" + policy])}</th>'
-            f'<td class="number">{fmt_share(f.token_share)}</td>'
-            f'<td class="number">{fmt_share(f.reserved_share)}</td>'
-            f'<td class="number">{fmt_share(f.never_used_share)}</td>'
-            f'<td class="number">{fmt_bytes(f.kv_bytes_per_request)}</td>'
-            f'<td class="number">{fmt_grouped(f.max_requests)}</td></tr>')
+        number = ' class="number"'
+        rows.append((f'{current} data-policy="{policy}"', [
+            ("th", ' scope="row"', html.escape(t["policy=" + policy])),
+            ("td", number, fmt_share(f.token_share)),
+            ("td", number, fmt_share(f.reserved_share)),
+            ("td", number, fmt_share(f.never_used_share)),
+            ("td", number, fmt_bytes(f.kv_bytes_per_request)),
+            ("td", number, fmt_grouped(f.max_requests)),
+        ]))
     caption = t["table"].format(trace=t["trace_short=" + s["trace"]], model=m.name, gpu=hw.short_name,
                                 block=s["block_size"])
-    head = "".join(f'<th scope="col">{html.escape(t[k])}</th>' for k in (
-        "col.policy", "col.token_share", "col.reserved", "col.never_used", "col.kv_per_request", "col.max_requests"))
-    return (f'<table class="widget-table"><caption>{html.escape(caption)}</caption>'
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    columns = [t[k] for k in ("col.policy", "col.token_share", "col.reserved", "col.never_used", "col.kv_per_request",
+                              "col.max_requests")]
+    return html_table(caption, columns, rows)

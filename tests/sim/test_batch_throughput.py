@@ -19,7 +19,7 @@ def render(state: dict) -> dict:
 
 def table_rows(view: dict) -> dict[str, list[str]]:
     """Row header -> cell texts of the computed table (B, total, per request, step, memory, bound)."""
-    row = r'<tr(?: class="[^"]*")? data-batch="\d+"><th scope="row">(.*?)</th>(.*?)</tr>'
+    row = r'<tr(?: class="[^"]*")? data-batch="\d+"><th scope="row"[^>]*>(.*?)</th>(.*?)</tr>'
     rows = re.findall(row, view["svg"]["table"])
     def text(markup: str) -> str:
         return re.sub(r"<[^>]*>", "", markup)
@@ -142,7 +142,7 @@ def test_band_marks_where_the_weight_matmuls_turn_compute_bound():
     assert rows["154（临界）"][2:] == ["7.20 ms", "放得下", "矩阵乘算力受限，其余带宽受限"]
     assert rows["256"][4] == "矩阵乘算力受限，其余带宽受限"
     # In the table the mixed bound's two clauses go on two lines.
-    assert "<td>矩阵乘算力受限，<br>其余带宽受限</td>" in view["svg"]["table"]
+    assert '<td data-label="瓶颈">矩阵乘算力受限，<br>其余带宽受限</td>' in view["svg"]["table"]
 
 
 def test_band_shows_on_an_h200_at_207():
@@ -241,9 +241,10 @@ def test_table_rows_use_the_kit_classes():
     # 64 is below the limit of 71, so not muted
     assert classes == {1: "", 8: "", 32: "", 64: "current", 71: "", 128: "muted", 256: "muted"}
     table = view["svg"]["table"]
-    assert table.startswith('<table class="widget-table">')
-    assert '<th scope="row"><span class="warn">71（上限）</span></th>' in table
-    assert '<td class="number">64.6</td>' in table and '<td class="warn">放不下</td>' in table
+    assert table.startswith('<table class="widget-table table-stack">')
+    assert '<th scope="row" data-label="B"><span class="warn">71（上限）</span></th>' in table
+    assert '<td class="number" data-label="每个请求（tok/s）">64.6</td>' in table
+    assert '<td class="warn" data-label="显存">放不下</td>' in table
     assert render({"B": 32})["svg"]["table"].count('class="current"') == 1
 
 

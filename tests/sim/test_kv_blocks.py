@@ -176,7 +176,9 @@ def test_the_table_sets_the_four_policies_side_by_side():
     assert [p for _, p in rows] == list(kv_layout.POLICIES)
     assert [p for current, p in rows if current] == ["contiguous-oracle"]
     for policy in kv_layout.POLICIES:
-        assert f"<td class=\"number\">{kv_layout.fit(ANCHOR, H100, 'orca', policy).max_requests}</td></tr>" in table
+        fit = kv_layout.fit(ANCHOR, H100, "orca", policy).max_requests
+        label = kv_blocks.TEXT["en"]["col.max_requests"]
+        assert f'<td class="number" data-label="{label}">{fit}</td></tr>' in table
 
 
 @pytest.mark.parametrize("state", [
