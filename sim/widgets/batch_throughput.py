@@ -364,7 +364,9 @@ def _label(y: float, text: str, colour: str, anchor: str) -> dict:
     """A band's name, its lines (\\n in TEXT) right-aligned against the plot's right edge, where every band reaches."""
     return {"xref": "paper", "yref": "paper", "x": 1, "y": y, "yanchor": anchor, "xanchor": "right", "xshift": -4,
             "text": text.replace("\n", "<br>"), "showarrow": False, "align": "right",
-            "font": {"color": colour, "size": 12}}
+            # On the plot's background, so that the limit's dashed line, which a phone's narrow plot draws through
+            # the names, does not cross their text.
+            "bgcolor": palette.colour("surface"), "borderpad": 2, "font": {"color": colour, "size": 12}}
 
 
 def _table(points, limit: int, critical: int, hw: presets.Hardware, m: presets.Model, s: dict, t: dict) -> str:
