@@ -26,6 +26,7 @@ from builder.directives import run_directive
 from builder.expressions import ExpressionError, evaluate
 from builder.mathml import to_mathml
 from builder.problems import LessonError
+from sim.kit import table
 
 DIRECTIVE = re.compile(r"^\s*([A-Za-z][\w-]*)(.*)$")
 CONTAINER = "container_directive"
@@ -86,7 +87,28 @@ def _render_prepared(self, tokens: list[Token], idx: int, options, env) -> str:
 
 
 def _table_open(self, tokens: list[Token], idx: int, options, env) -> str:
+    _label_cells(self, tokens, idx, options, env)
     return scroll.open_frame(scroll.numbered_label(env["ctx"], "table")) + self.renderToken(tokens, idx, options, env)
+
+
+def _label_cells(self, tokens: list[Token], idx: int, options, env) -> None:
+    """Each body cell gets its column's heading as plain text in data-label, and a table of
+    table.STACK_COLUMNS columns or more the class table-stack: on a phone its rows become cards (sim/kit/table.py)."""
+    end = next(i for i in range(idx, len(tokens)) if tokens[i].type == "table_close")
+    headings, column = [], 0
+    for i in range(idx, end):
+        token = tokens[i]
+        if token.type == "th_open" and tokens[i + 1].type == "inline":
+            markup = self.renderInline(tokens[i + 1].children or [], options, env)
+            headings.append(" ".join(html.unescape(re.sub(r"<[^>]*>", "", markup)).split()))
+        elif token.type == "tr_open":
+            column = 0
+        elif token.type == "td_open":
+            if column < len(headings):
+                token.attrSet("data-label", headings[column])
+            column += 1
+    if len(headings) >= table.STACK_COLUMNS:
+        tokens[idx].attrJoin("class", table.STACK_CLASS)
 
 
 def _table_close(self, tokens: list[Token], idx: int, options, env) -> str:

@@ -1,4 +1,9 @@
-"""LaTeX to MathML at build time (latex2mathml), refusing what it cannot render faithfully."""
+r"""LaTeX to MathML at build time (latex2mathml), refusing what it cannot render faithfully.
+
+A display formula may be broken into lines with `\\` outside any braces or environment: each line becomes an
+`<mrow class="math-line">` of one `<math class="math-lines">`, which the page sets on one line where it fits and
+wraps, line under line, where it does not (site/static/css/site.css). latex2mathml has no line breaking of its own.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +15,36 @@ from builder.problems import LessonError
 
 # latex2mathml prints a command it does not know as text (<mi>\foo</mi>): such output is an error.
 LITERAL_COMMAND = re.compile(r">[^<]*(\\[A-Za-z]+)")
+MATH_TAG = re.compile(r"^<math[^>]*>(.*)</math>$", re.S)
+TOKEN = re.compile(r"\\begin\{|\\end\{|\\\\|\\.|[{}]")
 
 
 def to_mathml(latex: str, display: bool, line: int) -> str:
     """MathML for a LaTeX formula; LessonError for LaTeX latex2mathml cannot render faithfully."""
+    lines = split_lines(latex) if display else [latex]
+    if len(lines) == 1:
+        return _convert(latex, display, line)
+    inner = "".join(f'<mrow class="math-line">{MATH_TAG.match(_convert(part, True, line)).group(1)}</mrow>'
+                    for part in lines)
+    return f'<math xmlns="http://www.w3.org/1998/Math/MathML" display="block" class="math-lines">{inner}</math>'
+
+
+def split_lines(latex: str) -> list[str]:
+    r"""The formula's lines: its text split at each `\\` that is outside braces and environments."""
+    parts, start, depth = [], 0, 0
+    # \begin{ opens a brace and an environment; \end{ closes the environment and opens a brace.
+    steps = {"{": 1, "}": -1, "\\begin{": 2, "\\end{": 0}
+    for token in TOKEN.finditer(latex):
+        text = token.group()
+        depth += steps.get(text, 0)
+        if text == "\\\\" and depth == 0:
+            parts.append(latex[start:token.start()])
+            start = token.end()
+    parts.append(latex[start:])
+    return [p for p in (p.strip() for p in parts) if p]
+
+
+def _convert(latex: str, display: bool, line: int) -> str:
     try:
         out = latex2mathml.converter.convert(latex, display="block" if display else "inline")
     except Exception as e:  # latex2mathml raises a variety of exception types for bad input

@@ -21,6 +21,7 @@ from builder.templates import json_island
 from sim import kit, widgets
 from sim.kit.controls import Number, Range
 from sim.kit.layout import Controls, Derivations, Figure, Flag, Output, Panel, Readouts, Svg, Table, Text
+from sim.kit.table import table_class
 from sim.languages import LANGUAGES
 
 GENERIC_TEMPLATE = "widget.html"
@@ -128,6 +129,7 @@ def describe_layout(widget: kit.Widget, state: dict, view: dict, t: dict) -> lis
                 return {"label": _word(t, r.label),
                         "cells": [[part(p) for p in (c if isinstance(c, tuple) else (c,))] for c in r.cells]}
             return {"kind": "table", "caption": _word(t, item.caption), "columns": [_word(t, c) for c in item.columns],
+                    "class": table_class(len(item.columns)),
                     "rows": [row(r) for r in item.rows], "foot": row(item.foot) if item.foot else None}
         if isinstance(item, Derivations):
             for name in item.names:

@@ -7,6 +7,7 @@ string reaches it. Markup is returned as str; children are markup built by these
 from __future__ import annotations
 
 import html
+import math
 import re
 
 SVG_NAMESPACE = "http://www.w3.org/2000/svg"
@@ -85,6 +86,11 @@ def wrap(text: str, width: float, measure) -> list[str]:
                 return even
             limit += width / 40
     return lines
+
+
+def text_width(text: str, font_px: float) -> float:
+    """Rough rendered width: CJK characters are square, Latin ones a bit over half as wide."""
+    return math.fsum(font_px if ord(c) > 0x2E7F else 0.6 * font_px for c in text)
 
 
 def document(width: float, height: float, label: str, *children: str, css_class: str | None = None) -> str:

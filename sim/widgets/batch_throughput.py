@@ -10,6 +10,7 @@ from sim import batching, memory, model_size, presets, roofline
 from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_share, fmt_sig
 from sim.kit import Range, Widget, alt, capacity, choices, output, palette, view
 from sim.kit.layout import Controls, Derivations, Figure, Flag, Readout, Readouts, Svg, Text
+from sim.kit.table import html_table
 from sim.kit.view import round_sig
 
 MAX_PLOTTED_BATCH = 256
@@ -39,9 +40,9 @@ TEXT = {
         "alt.critical": "从 B = {batch} 起权重矩阵乘算力受限",
         "alt.limit": "显存最多放 {limit} 个请求",
         "x": "批大小 B（对数坐标）", "y": "tok/s（对数坐标）", "total": "总吞吐", "per_request": "每个请求",
-        "over_curve": "{curve}（显存放不下）", "over": "显存放不下", "none_fit": "显存放不下：一个请求都放不下",
-        "limit": "上限 B = {limit}", "compute_region": "权重矩阵乘算力受限", "critical": "B ≥ {batch}",
-        "compute_beyond": "权重矩阵乘算力受限：B ≥ {batch} →",
+        "over_curve": "{curve}（显存放不下）", "over": "显存放不下", "none_fit": "显存放不下：\n一个请求都放不下",
+        "limit": "上限 B = {limit}", "compute_region": "权重矩阵乘\n算力受限", "critical": "B ≥ {batch}",
+        "compute_beyond": "权重矩阵乘\n算力受限：\nB ≥ {batch} →",
         "compute": "算力受限", "memory": "带宽受限", "mixed_compute": "{ops}算力受限", "mixed_rest": "其余带宽受限",
         "mixed_join": "，",
         "op.matmuls": "矩阵乘", "op.attention": "注意力", "op.state": "递归状态",
@@ -86,10 +87,10 @@ TEXT = {
         "alt.critical": "weight matmuls compute-bound from B = {batch}",
         "alt.limit": "memory holds at most {limit} requests",
         "x": "Batch B (log scale)", "y": "tok/s (log scale)", "total": "Total", "per_request": "Per request",
-        "over_curve": "{curve} (does not fit)", "over": "Does not fit in memory",
-        "none_fit": "Not even one request fits",
-        "limit": "limit B = {limit}", "compute_region": "Weight matmuls compute-bound", "critical": "B ≥ {batch}",
-        "compute_beyond": "Weight matmuls compute-bound: B ≥ {batch} →",
+        "over_curve": "{curve} (does not fit)", "over": "Does not fit\nin memory",
+        "none_fit": "Not even one\nrequest fits",
+        "limit": "limit B = {limit}", "compute_region": "Weight matmuls\ncompute-bound", "critical": "B ≥ {batch}",
+        "compute_beyond": "Weight matmuls\ncompute-bound\nfrom B = {batch} →",
         "compute": "compute-bound", "memory": "memory-bound", "mixed_compute": "{ops} compute-bound",
         "mixed_rest": "the rest memory-bound", "mixed_join": ", ",
         "op.matmuls": "matmuls", "op.attention": "attention", "op.state": "recurrent state",
@@ -148,7 +149,8 @@ X_RANGE = (-0.1, 2.48)
 X_TICKS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 Y_PADDING_DECADES = 0.15
 LOG_DIGITS = 6
-NARROW_BAND_FROM = 0.78  # a band starting right of this (paper x) has no room for its label inside
+LABELS_FROM = 0.5  # paper x: the band names, right-aligned, reach about this far left on a phone
+LABEL_GAP = 0.03  # paper y between the two band names
 
 COLOURS = {"total": palette.colour("decode"), "per_request": palette.colour("per-request"),
            "over": palette.colour("over"), "compute": palette.colour("region-compute-ink")}
@@ -302,24 +304,28 @@ def _figure(points, current: batching.BatchPoint, limit: int, critical: int, lan
         "hovertemplate": f"{t['current']}<br>B = %{{x}}<br>%{{y:,.4g}} tok/s<extra></extra>",
     })
 
+    # Each band's name stands at the plot's right edge, where every band reaches, in short lines: plotly does not
+    # know how wide the page draws it, and on a phone the names reach across the right part of the plot
+    # (tests/browser/test_phone_tables.py). They sit one above the other, or one alone, in the middle of the
+    # gap between the two curves there.
     shapes, annotations = [], []
+    middle = _gap_middle(points)
     if critical <= MAX_PLOTTED_BATCH:
-        x0 = _paper_x(critical)
-        shapes.append(_region(x0, palette.colour("region-compute")))
-        label = f"{t['compute_region']}<br>{t['critical'].format(batch=fmt_grouped(critical))}"
-        annotations.append(_label(x0, 0.4, label, COLOURS["compute"], "top"))
+        shapes.append(_region(_paper_x(critical), palette.colour("region-compute")))
+        label = f"{t['compute_region']}\n{t['critical'].format(batch=fmt_grouped(critical))}"
     else:  # beyond the plot: say where, at its right edge
-        annotations.append({"xref": "paper", "yref": "paper", "x": 1, "y": 0.4, "yanchor": "top", "xanchor": "right",
-                            "xshift": -4, "text": t["compute_beyond"].format(batch=fmt_grouped(critical)),
-                            "showarrow": False, "align": "right", "font": {"color": COLOURS["compute"], "size": 12}})
+        label = t["compute_beyond"].format(batch=fmt_grouped(critical))
+    alone = limit >= MAX_PLOTTED_BATCH
+    annotations.append(_label(middle if alone else middle - LABEL_GAP, label, COLOURS["compute"],
+                              "middle" if alone else "top"))
     if limit < MAX_PLOTTED_BATCH:
         x0 = _paper_x(limit) if limit >= 1 else 0
         shapes.append(_region(x0, palette.colour("region-over")))
         if limit >= 1:
             shapes.append({"type": "line", "xref": "paper", "yref": "paper", "x0": x0, "x1": x0, "y0": 0, "y1": 1,
                            "line": {"color": COLOURS["over"], "width": 2, "dash": "dash"}})
-        label = f"{t['over']}<br>{t['limit'].format(limit=fmt_grouped(limit))}" if limit >= 1 else t["none_fit"]
-        annotations.append(_label(x0, 0.6, label, COLOURS["over"], "bottom"))
+        label = f"{t['over']}\n{t['limit'].format(limit=fmt_grouped(limit))}" if limit >= 1 else t["none_fit"]
+        annotations.append(_label(middle + LABEL_GAP, label, COLOURS["over"], "bottom"))
 
     layout = palette.plot_layout({
         "xaxis": {"type": "log", "range": list(X_RANGE), "title": {"text": t["x"]},
@@ -338,19 +344,29 @@ def _figure(points, current: batching.BatchPoint, limit: int, critical: int, lan
     return {"data": data, "layout": layout, "alt": alt.sentence(lang, t["throughput"], spoken)}
 
 
+def _gap_middle(points) -> float:
+    """Halfway (paper y) between the per-request curve's highest and the total curve's lowest point over the right
+    part of the plot, where the band names are: between 0.35 and 0.65."""
+    lo, hi = _y_range(points)
+    right = [p for p in points if _paper_x(p.batch) >= LABELS_FROM]
+    top = min(math.log10(p.total_tokens_per_s) for p in right)
+    bottom = max(math.log10(p.per_request_tokens_per_s) for p in right)
+    return round(min(max(((top + bottom) / 2 - lo) / (hi - lo), 0.35), 0.65), 3)
+
+
 def _region(x0: float, fill: str) -> dict:
     """A band from x0 to the right edge of the plot, behind the curves."""
     return {"type": "rect", "xref": "paper", "yref": "paper", "x0": x0, "x1": 1, "y0": 0, "y1": 1,
             "fillcolor": fill, "line": {"width": 0}, "layer": "below"}
 
 
-def _label(x: float, y: float, text: str, colour: str, anchor: str) -> dict:
-    """A band's name just inside its left edge; outside, pointing at it, when the band is too narrow."""
-    inside = x <= NARROW_BAND_FROM
-    return {"xref": "paper", "yref": "paper", "x": x, "y": y, "yanchor": anchor,
-            "xanchor": "left" if inside else "right", "xshift": 4 if inside else -4,
-            "text": text if inside else f"{text} →", "showarrow": False, "align": "left" if inside else "right",
-            "font": {"color": colour, "size": 12}}
+def _label(y: float, text: str, colour: str, anchor: str) -> dict:
+    """A band's name, its lines (\\n in TEXT) right-aligned against the plot's right edge, where every band reaches."""
+    return {"xref": "paper", "yref": "paper", "x": 1, "y": y, "yanchor": anchor, "xanchor": "right", "xshift": -4,
+            "text": text.replace("\n", "<br>"), "showarrow": False, "align": "right",
+            # On the plot's background, so that the limit's dashed line, which a phone's narrow plot draws through
+            # the names, does not cross their text.
+            "bgcolor": palette.colour("surface"), "borderpad": 2, "font": {"color": colour, "size": 12}}
 
 
 def _table(points, limit: int, critical: int, hw: presets.Hardware, m: presets.Model, s: dict, t: dict) -> str:
@@ -374,19 +390,17 @@ def _table(points, limit: int, critical: int, hw: presets.Hardware, m: presets.M
         classes = " ".join(c for c in ("" if fits else "muted", "current" if b == s["B"] else "") if c)
         row_class = f' class="{classes}"' if classes else ""
         verdict_class = "" if fits else ' class="warn"'
-        rows.append(
-            f'<tr{row_class} data-batch="{b}"><th scope="row">{label}</th>'
-            f'<td class="number">{fmt_sig(p.total_tokens_per_s)}</td>'
-            f'<td class="number">{fmt_sig(p.per_request_tokens_per_s)}</td>'
-            f'<td class="number">{fmt_ms(p.step_s)}</td>'
-            f"<td{verdict_class}>{html.escape(t['fits'] if fits else t['does_not_fit'])}</td>"
+        rows.append((f'{row_class} data-batch="{b}"', [
+            ("th", ' scope="row"', label),
+            ("td", ' class="number"', fmt_sig(p.total_tokens_per_s)),
+            ("td", ' class="number"', fmt_sig(p.per_request_tokens_per_s)),
+            ("td", ' class="number"', fmt_ms(p.step_s)),
+            ("td", verdict_class, html.escape(t["fits"] if fits else t["does_not_fit"])),
             # A mixed bound on two lines, so that the narrow columns beside it are not squeezed into wrapping.
-            f"<td>{bound_words(p.step, {k: html.escape(v) for k, v in t.items()}, t['mixed_join'] + '<br>')}</td></tr>"
-        )
+            ("td", "", bound_words(p.step, {k: html.escape(v) for k, v in t.items()}, t["mixed_join"] + "<br>")),
+        ]))
     caption = t["table_caption"].format(gpu=hw.short_name, model=m.name, context=fmt_grouped(s["context"]))
-    head = "".join(f'<th scope="col">{html.escape(t[k])}</th>'
-                   for k in ("table_batch", "table_total", "table_per_request", "table_step", "table_fits",
-                             "table_bound"))
-    # The page draws it inside a frame that scrolls sideways on a phone (the kit's Svg item).
-    return (f'<table class="widget-table"><caption>{html.escape(caption)}</caption>'
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    columns = [t[k] for k in ("table_batch", "table_total", "table_per_request", "table_step", "table_fits",
+                              "table_bound")]
+    # The page draws it inside a frame that scrolls sideways, or stacks its rows, on a phone (the kit's Svg item).
+    return html_table(caption, columns, rows)

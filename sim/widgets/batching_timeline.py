@@ -34,7 +34,6 @@ from sim.kit import (
     palette,
     view,
 )
-from sim.widgets.kv_capacity import text_width
 
 TEXT = {
     "zh": {
@@ -372,7 +371,7 @@ def _legend(keys: list[str], y: float, t: dict, frame: float = WIDTH) -> tuple[l
     parts, x = [], float(SIDE)
     for key in keys:
         label = t[f"legend.{key}"]
-        width = 28 + text_width(label, 13)
+        width = 28 + svg.text_width(label, 13)
         if x + width > frame - SIDE and x > SIDE:
             x, y = float(SIDE), y + 20
         parts.append(svg.element("rect", {"x": x, "y": y, "width": 12, "height": 12, "fill": COLOURS[key],
@@ -407,7 +406,7 @@ def _timeline_svg(run: scheduler.Schedule, other: scheduler.Schedule, s: dict, l
     legend, y = _legend(keys, 8.0, t, frame)
     n = len(run.requests)
     caption = t["rows"].format(n=n)
-    caption = svg.wrap(caption, frame - 2 * SIDE, lambda line: text_width(line, 11)) if narrow else [caption]
+    caption = svg.wrap(caption, frame - 2 * SIDE, lambda line: svg.text_width(line, 11)) if narrow else [caption]
     rows_label_y = y + 34
     rows_y = rows_label_y + 8 + (len(caption) - 1) * 14
     chart_label_y = rows_y + n * ROW + 24

@@ -43,7 +43,7 @@ from sim.kit import (
     palette,
     view,
 )
-from sim.widgets.kv_capacity import text_width
+from sim.kit.table import html_table
 
 STATE_DTYPE = "fp32"
 WINDOW_SLOTS = 4 * kv_layout.MAX_TOKENS  # the map: four max-length reservations
@@ -485,7 +485,7 @@ def memory_map(snap: kv_layout.Snapshot, lang: str, narrow: bool = False) -> str
 
 
 def _wrap(text: str, font_px: float, width: float) -> list[str]:
-    return svg.wrap(text, width, lambda line: text_width(line, font_px))
+    return svg.wrap(text, width, lambda line: svg.text_width(line, font_px))
 
 
 def _rect_path(start: int, n: int, row_slots: int = ROW_SLOTS, top: float = MAP_TOP, row_px: float = ROW_PX) -> str:
@@ -781,16 +781,17 @@ def policy_table(fits: dict, m: presets.Model, hw: presets.Hardware, s: dict, t:
     rows = []
     for policy, f in fits.items():
         current = ' class="current"' if policy == s["policy"] else ""
-        rows.append(
-            f'<tr{current} data-policy="{policy}"><th scope="row">{html.escape(t["policy=" + policy])}</th>'
-            f'<td class="number">{fmt_share(f.token_share)}</td>'
-            f'<td class="number">{fmt_share(f.reserved_share)}</td>'
-            f'<td class="number">{fmt_share(f.never_used_share)}</td>'
-            f'<td class="number">{fmt_bytes(f.kv_bytes_per_request)}</td>'
-            f'<td class="number">{fmt_grouped(f.max_requests)}</td></tr>')
+        number = ' class="number"'
+        rows.append((f'{current} data-policy="{policy}"', [
+            ("th", ' scope="row"', html.escape(t["policy=" + policy])),
+            ("td", number, fmt_share(f.token_share)),
+            ("td", number, fmt_share(f.reserved_share)),
+            ("td", number, fmt_share(f.never_used_share)),
+            ("td", number, fmt_bytes(f.kv_bytes_per_request)),
+            ("td", number, fmt_grouped(f.max_requests)),
+        ]))
     caption = t["table"].format(trace=t["trace_short=" + s["trace"]], model=m.name, gpu=hw.short_name,
                                 block=s["block_size"])
-    head = "".join(f'<th scope="col">{html.escape(t[k])}</th>' for k in (
-        "col.policy", "col.token_share", "col.reserved", "col.never_used", "col.kv_per_request", "col.max_requests"))
-    return (f'<table class="widget-table"><caption>{html.escape(caption)}</caption>'
-            f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    columns = [t[k] for k in ("col.policy", "col.token_share", "col.reserved", "col.never_used", "col.kv_per_request",
+                              "col.max_requests")]
+    return html_table(caption, columns, rows)

@@ -210,11 +210,6 @@ def settle_model(s: dict, changed: str | None) -> dict:
     return s
 
 
-def text_width(text: str, font_px: float) -> float:
-    """Rough rendered width: CJK characters are square, Latin ones a bit over half as wide."""
-    return math.fsum(font_px if ord(c) > 0x2E7F else 0.6 * font_px for c in text)
-
-
 def memory_bar(hw: presets.Hardware, usable: float, used: dict[str, float], lang: str) -> str:
     """The memory bar drawn for a desktop (WIDE) and for a phone (NARROW), as one responsive diagram."""
     return svg.responsive(*(draw_memory_bar(hw, usable, used, lang, width) for width in (WIDE, NARROW)))
@@ -266,7 +261,7 @@ def draw_memory_bar(hw: presets.Hardware, usable: float, used: dict[str, float],
     gb = f"{hw.memory_bytes / 1e9:.2f}"  # as the readouts print it: 85.90 GB
     capacity = (t["bar.capacity"].format(gpu=hw.short_name, gb=gb) if reserved <= 0 else
                 t["bar.usable"].format(gpu=hw.short_name, usable=f"{usable / 1e9:.2f}", gb=gb))
-    label_x, label_w = capacity_x, text_width(capacity, legend_px)
+    label_x, label_w = capacity_x, svg.text_width(capacity, legend_px)
     if anchor == "end" and label_x - label_w < left_x:  # too long to end at the line: start at the left edge
         anchor, label_x = "start", float(left_x)
     elif anchor == "start" and label_x + label_w > width - left_x:
@@ -279,7 +274,7 @@ def draw_memory_bar(hw: presets.Hardware, usable: float, used: dict[str, float],
         keys.append(("reserved", reserved))
     for kind, size in keys:
         label = f"{t['share.' + kind]} {fmt_bytes(size)}"
-        item_width = 28 + text_width(label, legend_px)
+        item_width = 28 + svg.text_width(label, legend_px)
         if lx + item_width > width and lx > left_x:  # wrap onto a second row
             lx, ly = float(left_x), ly + 20
         legend.append(svg.element("rect", {"x": lx, "y": ly, "width": 12, "height": 12, "fill": COLOURS[kind],

@@ -13,6 +13,7 @@ from builder.course import Course
 from builder.expressions import namespace
 from builder.lessons import SourceLesson
 from builder.markdown import make_markdown, render_lesson_markdown
+from builder.mathml import split_lines
 from builder.terms import Term
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -124,3 +125,14 @@ def test_every_bad_widget_setting_is_reported():
 def test_relative_and_script_links_are_refused(href):
     _, problems = render(f"[x]({href})\n")
     assert problems and "lesson:SLUG" in problems[0].message
+
+
+@pytest.mark.parametrize("latex, lines", [
+    (r"a", [r"a"]),
+    (r"a \quad \\ b \\ c", [r"a \quad", r"b", r"c"]),
+    (r"\term{x}{a \\ b} \\ c", [r"\term{x}{a \\ b}", r"c"]),
+    (r"\begin{matrix} a \\ b \end{matrix} \\ c \{ \\ d", [r"\begin{matrix} a \\ b \end{matrix}", r"c \{", r"d"]),
+    (r"a \\", [r"a"]),
+])
+def test_a_display_formula_breaks_into_lines_only_at_its_top_level(latex, lines):
+    assert split_lines(latex) == lines

@@ -19,7 +19,7 @@ def render(state: dict) -> dict:
 
 def table_rows(view: dict) -> dict[str, list[str]]:
     """Row header -> cell texts of the computed table (B, total, per request, step, memory, bound)."""
-    row = r'<tr(?: class="[^"]*")? data-batch="\d+"><th scope="row">(.*?)</th>(.*?)</tr>'
+    row = r'<tr(?: class="[^"]*")? data-batch="\d+"><th scope="row"[^>]*>(.*?)</th>(.*?)</tr>'
     rows = re.findall(row, view["svg"]["table"])
     def text(markup: str) -> str:
         return re.sub(r"<[^>]*>", "", markup)
@@ -124,7 +124,7 @@ def test_band_marks_where_the_weight_matmuls_turn_compute_bound():
     assert view["derivations"]["critical_batch"] == (
         "权重矩阵乘强度 = B × 13.21 GFLOP ÷ 13.21 GB = B × 1.00 FLOP/B > 拐点 153.0 FLOP/B → B ≥ 154")
     assert bands(view)[COMPUTE_BAND] == batch_throughput._paper_x(154)
-    assert "权重矩阵乘算力受限<br>B ≥ 154 →" in annotations(view)
+    assert "权重矩阵乘<br>算力受限<br>B ≥ 154" in annotations(view)
     # matmuls max(154 x 13,214,154,752 / 312e12, 13,214,154,752 / 2.039e12) = max(6.5224, 6.4807) ms
     # + attention 154 x 17 x 524,288 B / 2.039e12 = 0.6732 ms = 7.1955 ms, most of it compute-bound;
     # the aggregate max(6.5265, 7.1539) ms = 7.1539 ms would have called the step memory-bound.
@@ -142,7 +142,7 @@ def test_band_marks_where_the_weight_matmuls_turn_compute_bound():
     assert rows["154（临界）"][2:] == ["7.20 ms", "放得下", "矩阵乘算力受限，其余带宽受限"]
     assert rows["256"][4] == "矩阵乘算力受限，其余带宽受限"
     # In the table the mixed bound's two clauses go on two lines.
-    assert "<td>矩阵乘算力受限，<br>其余带宽受限</td>" in view["svg"]["table"]
+    assert '<td data-label="瓶颈">矩阵乘算力受限，<br>其余带宽受限</td>' in view["svg"]["table"]
 
 
 def test_band_shows_on_an_h200_at_207():
@@ -158,7 +158,7 @@ def test_on_an_h100_the_critical_batch_is_beyond_the_plot_and_memory():
     assert view["outputs"]["critical_batch"] == {"value": 296, "text": "296"}
     assert view["outputs"]["critical_where"] == {"value": 0, "text": "超出图的范围（B ≤ 256）；而显存只放得下 71 个请求"}
     assert COMPUTE_BAND not in bands(view)
-    assert "权重矩阵乘算力受限：B ≥ 296 →" in annotations(view)
+    assert "权重矩阵乘<br>算力受限：<br>B ≥ 296 →" in annotations(view)
     assert view["derivations"]["critical_batch"].endswith("拐点 295.4 FLOP/B → B ≥ 296")
     assert all("临界" not in head for head in table_rows(view))
 
@@ -241,9 +241,10 @@ def test_table_rows_use_the_kit_classes():
     # 64 is below the limit of 71, so not muted
     assert classes == {1: "", 8: "", 32: "", 64: "current", 71: "", 128: "muted", 256: "muted"}
     table = view["svg"]["table"]
-    assert table.startswith('<table class="widget-table">')
-    assert '<th scope="row"><span class="warn">71（上限）</span></th>' in table
-    assert '<td class="number">64.6</td>' in table and '<td class="warn">放不下</td>' in table
+    assert table.startswith('<table class="widget-table table-stack">')
+    assert '<th scope="row" data-label="B"><span class="warn">71（上限）</span></th>' in table
+    assert '<td class="number" data-label="每个请求（tok/s）">64.6</td>' in table
+    assert '<td class="warn" data-label="显存">放不下</td>' in table
     assert render({"B": 32})["svg"]["table"].count('class="current"') == 1
 
 
@@ -256,7 +257,7 @@ def test_english_labels():
     assert rows["1"][3:] == ["fits", "memory-bound"]
     assert "Figures at a few batch sizes (H100 · Qwen3.8-27B · 4,096 tokens of context)" in view["svg"]["table"]
     annotations = [a["text"] for a in view["figures"]["throughput"]["layout"]["annotations"]]
-    assert "Does not fit in memory<br>limit B = 71" in annotations
+    assert "Does not fit<br>in memory<br>limit B = 71" in annotations
     names = [trace["name"] for trace in view["figures"]["throughput"]["data"]]
     assert names == ["Total", "Total (does not fit)", "Per request", "Per request (does not fit)", "current B"]
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim import kit, presets, scheduler, widgets
+from sim import kit, presets, scheduler, svg, widgets
 from sim.display import fmt_duration
 from sim.widgets import batching_timeline
 from tests.sim.test_properties import json_values
@@ -273,6 +273,6 @@ def test_timeline_has_a_phone_drawing_of_every_bar_and_every_word(state):
     words = {t for t in texts[0] if not re.fullmatch(r"[\d.]+", t)} - {caption}
     lines = [t for t in texts[1] if t not in words and not re.fullmatch(r"[\d.]+", t)]
     assert " ".join(lines) == caption
-    assert all(batching_timeline.text_width(line, 11) <= width - 24 for line in lines)
+    assert all(svg.text_width(line, 11) <= width - 24 for line in lines)
     assert words <= set(texts[1])
     assert 3 <= len(ticks(view, 1)) <= batching_timeline.NARROW_MAX_TICKS + 1

@@ -231,7 +231,9 @@ def test_the_table_sets_the_four_policies_side_by_side():
     assert [p for _, p in rows] == list(kv_layout.POLICIES)
     assert [p for current, p in rows if current] == ["contiguous-oracle"]
     for policy in kv_layout.POLICIES:
-        assert f"<td class=\"number\">{kv_layout.fit(ANCHOR, H100, 'orca', policy).max_requests}</td></tr>" in table
+        fit = kv_layout.fit(ANCHOR, H100, "orca", policy).max_requests
+        label = kv_blocks.TEXT["en"]["col.max_requests"]
+        assert f'<td class="number" data-label="{label}">{fit}</td></tr>' in table
 
 
 @pytest.mark.parametrize("state", [
@@ -440,7 +442,7 @@ def test_the_map_and_the_bar_have_phone_drawings_of_every_slot_and_word(state):
         assert narrow.get("aria-label") == wide.get("aria-label")
         texts = [[(t.text, t.get("class")) for t in d.iter(f"{SVG}text")] for d in (wide, narrow)]
         for text, css in texts[1]:  # every line fits, at the kit's 13 px (svg-label) or 11 px (svg-muted)
-            assert kv_blocks.text_width(text, 13 if css == "svg-label" else 11) <= width - 2 * kv_blocks.MAP_LEFT
+            assert svg.text_width(text, 13 if css == "svg-label" else 11) <= width - 2 * kv_blocks.MAP_LEFT
         # the same words, some wrapped onto two lines; the map's scale says its rows are shorter
         joiner = " " if lang == "en" else ""
         scale = kv_blocks.TEXT[lang]["map.scale"]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim import memory, presets, widgets
+from sim import memory, presets, svg, widgets
 from sim.widgets import kv_capacity
 from tests.sim.test_properties import json_values
 from tests.sim.test_widgets import check_responsive, check_view
@@ -240,7 +240,7 @@ def test_memory_bar_is_drawn_for_a_phone_too_with_every_share_and_label(state):
     # test checks every text as drawn).
     width = float(found["narrow"].get("viewBox").split()[2])
     label = next(t for t in found["narrow"].iter("{http://www.w3.org/2000/svg}text") if t.get("y") == "18")
-    x, drawn = float(label.get("x")), kv_capacity.text_width(label.text, 13)
+    x, drawn = float(label.get("x")), svg.text_width(label.text, 13)
     start = {"start": x, "end": x - drawn}[label.get("text-anchor")]
     assert 0 <= start and start + drawn <= width, label.text
 
