@@ -166,3 +166,17 @@ def test_with_storage_refused_the_pages_work_and_progress_is_absent(own_page, se
     own_page.wait_for_function("() => window.inferlab !== undefined")  # the rest of the page script ran
     open_all_ready(own_page, f"{server.origin}/en/{LESSON}/")
     expect(box.locator('output[name="verdict"]')).to_have_text(predict.TEXT["en"]["unanswered"])
+
+
+def test_a_remembered_answer_opens_its_worked_answer_on_return(site_page, server):
+    # Restored through the widget's normal render path, the answer does all an answer given now does.
+    lesson = f"{server.origin}/en/kv-cache-serving/"
+    open_all_ready(site_page, lesson)
+    question = site_page.locator("details[data-answer-for]").first.get_attribute("data-answer-for")
+    box = site_page.locator(f"#{question}")
+    answer(box, right_answer(box))
+    expect(box.locator('[data-flag="answered"]')).to_be_visible()
+    site_page.wait_for_function("id => (localStorage.getItem('inferlab-progress /') ?? '').includes(`#${id}`)", arg=question)
+    open_all_ready(site_page, lesson)
+    expect(box.locator('[data-flag="answered"]')).to_be_visible()
+    expect(site_page.locator(f'details[data-answer-for="{question}"]')).to_have_attribute("open", "")
