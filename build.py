@@ -42,7 +42,7 @@ from builder.search import index_site
 from builder.serve import serve
 from builder.templates import js_number, json_island, make_templates  # noqa: F401  (js_number: tests, bench)
 from builder.terms import Term, load_terms
-from builder.widgets import check_widgets
+from builder.widgets import check_widgets, is_question
 from sim.languages import LANGUAGES
 
 ROOT = Path(__file__).resolve().parent
@@ -198,17 +198,42 @@ def render_pages(lessons: list[ParsedLesson], sources: Sources, templates: jinja
 
     for lesson in lessons:
         lang, slug = lesson.source.lang, lesson.source.slug
+        sections = contents.sections(lesson.html)
+        # The page script runs for the widgets and formulas, and to mark the sections read (static/js/progress.js).
         pages[urls.page_file(lang, slug)] = templates.get_template("lesson.html").render(
-            **common(lang, slug), lesson=lesson.source, body=lesson.html, scripted=lesson.scripted,
-            python=bool(lesson.widgets), contents=contents.sections(lesson.html), pager=pager(lang, slug))
+            **common(lang, slug), lesson=lesson.source, body=lesson.html, scripted=lesson.scripted or bool(sections),
+            python=bool(lesson.widgets), contents=sections, pager=pager(lang, slug))
     for lang in languages:
         page = urls.page(lang)
-        course_map = [{"href": urls.link(page, urls.page(lang, slug)) if written else None, "title": title,
-                       "summary": written.summary if written else None, "minutes": written.minutes if written else None}
+        course_map = [{"slug": slug, "href": urls.link(page, urls.page(lang, slug)) if written else None,
+                       "title": title, "summary": written.summary if written else None,
+                       "minutes": written.minutes if written else None,
+                       "questions": len(questions(versions[(lang, slug)])) if written else 0}
                       for slug, written, title in course.plan_in(lang)]
+        revisit = [entry for lesson in course_map if lesson["href"]
+                   for entry in question_entries(sources.ui[lang], lesson, versions[(lang, lesson["slug"])])]
         pages[urls.page_file(lang)] = templates.get_template("index.html").render(
-            **common(lang, None), lessons=course_map, scripted=False, python=False)
+            **common(lang, None), lessons=course_map, questions=revisit, scripted=True, python=False)
     return pages
+
+
+def questions(lesson: ParsedLesson) -> list[WidgetUse]:
+    """A lesson's questions, in page order: the widgets whose answers the page grades (builder/widgets.py
+    is_question). The home page counts them and lists each one, for the student's progress."""
+    return [use for use in lesson.widgets if is_question(use.flags)]
+
+
+def question_entries(ui: dict, lesson: dict, parsed: ParsedLesson) -> list[dict]:
+    """The home page's entry for each of a lesson's questions: its key in the student's progress (`SLUG#ID`, the
+    same in every language), its link, and its name: the lesson and the heading of the section holding it."""
+    holding = contents.sections_holding(parsed.html)
+    entries = []
+    for n, use in enumerate(questions(parsed), start=1):
+        section = holding.get(use.id)
+        label = (ui["progress"]["question"].format(lesson=lesson["title"], n=n, section=section.title) if section
+                 else ui["progress"]["question_top"].format(lesson=lesson["title"], n=n))
+        entries.append({"key": f"{lesson['slug']}#{use.id}", "href": f"{lesson['href']}#{use.id}", "label": label})
+    return entries
 
 
 def build_site(paths: Paths) -> dict[str, bytes | Path]:

@@ -1,4 +1,6 @@
-"""A lesson's contents list: its sections (the <h2> headings of the rendered body), in order."""
+"""A lesson's contents list: its sections (the <h2> headings of the rendered body), in order; and the section
+each element of the body lies in (the heading a question is found under, for the home page's list of questions
+to revisit)."""
 
 from __future__ import annotations
 
@@ -14,16 +16,27 @@ class Section:
 
 def sections(body: str) -> list[Section]:
     """Every <h2 id=…> of a lesson body, with its text; headings without an id cannot be linked and are left out."""
+    return _parse(body).found
+
+
+def sections_holding(body: str) -> dict[str, Section]:
+    """Element id -> the section it lies in (the last <h2 id=…> before it); elements before the first heading, and
+    the headings themselves, are left out."""
+    return _parse(body).holding
+
+
+def _parse(body: str) -> _Headings:
     parser = _Headings()
     parser.feed(body)
     parser.close()
-    return parser.found
+    return parser
 
 
 class _Headings(HTMLParser):
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.found: list[Section] = []
+        self.holding: dict[str, Section] = {}
         self._id: str | None = None
         self._text: list[str] = []
         self._depth = 0  # inside an <h2>: text counts; elements nested in it are walked through
@@ -31,8 +44,12 @@ class _Headings(HTMLParser):
     def handle_starttag(self, tag, attrs):
         if tag == "h2" and self._depth == 0:
             self._id, self._text, self._depth = dict(attrs).get("id"), [], 1
-        elif self._depth:
+            return
+        if self._depth:
             self._depth += 1
+        element_id = dict(attrs).get("id")
+        if element_id and self.found and not self._depth:
+            self.holding.setdefault(element_id, self.found[-1])
 
     def handle_endtag(self, tag):
         if not self._depth:

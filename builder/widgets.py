@@ -25,6 +25,14 @@ from sim.kit.table import table_class
 from sim.languages import LANGUAGES
 
 GENERIC_TEMPLATE = "widget.html"
+# A question (a box that grades the student's answer) is any widget whose view has these flags; the home page
+# counts a lesson's questions, and the page script remembers each one's answer (static/js/progress.js).
+QUESTION_FLAGS = frozenset({"answered", "correct"})
+
+
+def is_question(flags) -> bool:
+    """Whether a widget whose view has these flags (names) is a question."""
+    return QUESTION_FLAGS <= set(flags)
 
 
 class DeclarationError(Exception):

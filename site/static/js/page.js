@@ -5,6 +5,7 @@ import { Runtime } from "./runtime.js";
 import { followScenarioLinks } from "./scenarios.js";
 import { keepPlaceOnSwitch } from "./language.js";
 import { keepForOffline } from "./offline.js";
+import { LessonProgress, showHomeProgress } from "./progress.js";
 import { watchScrolling } from "./scroll.js";
 import { Formula } from "./terms.js";
 import { Widget } from "./widget.js";
@@ -21,6 +22,8 @@ function main() {
   const widgets = [];
   const widgetsById = new Map();
   const formulas = [];
+  // The student's answers and sections read, kept in this browser (null where storage is refused).
+  const progress = LessonProgress.open(document.querySelector("article[data-lesson]")?.dataset.lesson);
   // The URL follows the controls, but not on every slider step: browsers throttle history updates.
   let urlTimer = null;
   let plotly = null;
@@ -46,9 +49,10 @@ function main() {
       url.hash = widget.id;
       return url.href;
     },
-    viewApplied(widget, view) {
+    viewApplied(widget, view, source) {
       views[widget.id] = view;
       revealAnswer(widget.id, view);
+      progress?.viewApplied(widget, view, source);
       for (const formula of formulas) formula.viewChanged(widget.id);
       clearTimeout(urlTimer);
       urlTimer = setTimeout(() => writeUrlState(widgets), 150);
@@ -61,6 +65,9 @@ function main() {
     widgetsById.set(widget.id, widget);
   }
   for (const figure of document.querySelectorAll("figure.formula")) formulas.push(new Formula(figure, widgetsById));
+  progress?.restore(widgets);
+  progress?.watchReading();
+  showHomeProgress();
   keepPlaceOnSwitch();
   followScenarioLinks(widgetsById);
   watchScrolling();

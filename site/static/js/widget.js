@@ -178,7 +178,7 @@ export class Widget {
     this.statusText.parentElement.hidden = true;
     if (this.pending && !this.queued) this.pending = false;
     if (source) this.announceSoon();
-    this.page.viewApplied(this, view);
+    this.page.viewApplied(this, view, source);
   }
 
   async drawFigures(view, { whole = false } = {}) {
