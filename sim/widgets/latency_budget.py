@@ -256,9 +256,10 @@ def _timeline(r: latency.Request, t: dict) -> str:
         f'<svg class="timeline" viewBox="{-TIMELINE_MARGIN} 0 {TIMELINE_WIDTH + 2 * TIMELINE_MARGIN} {height}" '
         f'width="{TIMELINE_WIDTH + 2 * TIMELINE_MARGIN}" height="{height}" '
         f'role="img" aria-label="{html.escape(label)}" preserveAspectRatio="xMinYMin meet">'
-        f'<rect class="ttft" x="0" y="{BAR_Y}" width="{ttft_w:.1f}" height="{BAR_HEIGHT}" fill="{COLOURS["ttft"]}"/>'
+        f'<rect class="ttft" x="0" y="{BAR_Y}" width="{ttft_w:.1f}" height="{BAR_HEIGHT}" fill="{COLOURS["ttft"]}" '
+        f'stroke="{COLOURS["tick"]}"/>'
         f'<rect class="tpot" x="{ttft_w:.1f}" y="{BAR_Y}" width="{tpot_w:.1f}" height="{BAR_HEIGHT}" '
-        f'fill="{COLOURS["tpot"]}"/>{ticks}'
+        f'fill="{COLOURS["tpot"]}" stroke="{COLOURS["tick"]}"/>{ticks}'
         f'<text class="svg-label" x="0" y="{text_y}">{html.escape(t["ttft"])} {html.escape(ttft)}</text>'
         f'<text class="svg-label" x="{TIMELINE_WIDTH}" y="{text_y}" text-anchor="end">'
         f"{html.escape(tpot_label)}</text>"
