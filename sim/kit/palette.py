@@ -15,8 +15,9 @@ NAMES = frozenset({
     "prefill", "decode", "weights", "state", "kv", "attention",
     # What bounds an operation, the roof, and the bound with every kernel overlapped.
     "compute", "memory", "roof", "overlapped",
-    # Batching and capacity: per-request speed, over the limit, shaded regions, free and reserved memory.
-    "per-request", "over", "region-compute", "region-compute-ink", "region-over", "free", "reserved",
+    # Batching and capacity: per-request speed, over the limit, shaded regions, free and reserved memory, a
+    # request still waiting. Free and waiting are the background (empty), drawn with an outline.
+    "per-request", "over", "region-compute", "region-compute-ink", "region-over", "free", "reserved", "waiting",
     # Latency budget, and a peak-compute bar.
     "ttft", "tpot", "peak",
     # GEMM/GEMV shapes: each matrix's outline and fill.

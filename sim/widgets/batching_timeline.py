@@ -257,8 +257,12 @@ PERCENTILE_READOUTS = {
     "latency_per_token_p90_ms": ("latency_per_token_p90_s", "latency_per_token", "90", "ms"),
 }
 
-COLOURS = {"wait": palette.colour("reserved"), "prefill": palette.colour("prefill"),
+COLOURS = {"wait": palette.colour("waiting"), "prefill": palette.colour("prefill"),
            "decode": palette.colour("decode"), "held": palette.colour("per-request")}
+# A bar's edge: an outline around the wait (it is the background), and a gap of the background around decode,
+# which parts it from the prefill before it and the time held after it. The prefill, often a pixel or two wide,
+# keeps every pixel.
+EDGES = {"wait": palette.colour("outline"), "prefill": "none", "decode": palette.colour("surface"), "held": "none"}
 
 # The diagram's frame, in px of its viewBox: the wide drawing, and the phone's (sim/svg.py responsive), about a
 # 375 px phone's frame wide so that its 11 px text is drawn at 11 px or more.
@@ -375,7 +379,7 @@ def _legend(keys: list[str], y: float, t: dict, frame: float = WIDTH) -> tuple[l
         if x + width > frame - SIDE and x > SIDE:
             x, y = float(SIDE), y + 20
         parts.append(svg.element("rect", {"x": x, "y": y, "width": 12, "height": 12, "fill": COLOURS[key],
-                                          "stroke": palette.colour("outline"), "stroke-width": 0.5}))
+                                          "stroke": palette.colour("outline"), "stroke-width": 1}))
         parts.append(svg.text(label, {"x": x + 16, "y": y + 11, "class": "svg-label"}))
         x += width
     return parts, y
@@ -440,7 +444,7 @@ def _timeline_svg(run: scheduler.Schedule, other: scheduler.Schedule, s: dict, l
             if b > a:
                 width = (b - a) * scale
                 rows.append(f'{head}{SIDE + a * scale:.1f}" width="{width if width > 0.75 else 0.75:.1f}" '
-                            f'fill="{COLOURS[kind]}" data-kind="{kind}"/>')
+                            f'fill="{COLOURS[kind]}" stroke="{EDGES[kind]}" data-kind="{kind}"/>')
 
     cap = max(s["max_batch"], 1)
 

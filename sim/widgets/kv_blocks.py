@@ -337,6 +337,8 @@ COLOURS = {
     kv_layout.RESERVED: palette.colour("reserved"), kv_layout.NEVER_USED: palette.colour("waste"),
     kv_layout.FREE: palette.colour("free"), "weights": palette.colour("weights"), "state": palette.colour("state"),
 }
+# Each part's edge: a gap of the background between parts, and an outline around free memory (the background).
+EDGES = {kind: palette.colour("outline" if kind == kv_layout.FREE else "surface") for kind in COLOURS}
 
 
 def render(state) -> dict:
@@ -446,14 +448,16 @@ def memory_map(snap: kv_layout.Snapshot, lang: str, narrow: bool = False) -> str
     for state in MAP_STATES:
         d = "".join(_rect_path(start, n, row_slots, top, row_px) for start, n, st in snap.runs if st == state)
         if d:
-            shapes.append(svg.element("path", {"d": d, "fill": COLOURS[state], "data-state": state},
+            shapes.append(svg.element("path", {"d": d, "fill": COLOURS[state], "stroke": EDGES[state],
+                                               "stroke-width": 1, "data-state": state},
                                       svg.text_node("title", f"{t['state.' + state]}: {fmt_grouped(counts[state])}")))
-    lines = "".join(f"M{MAP_LEFT} {top + r * row_px}h{row_slots}" for r in range(rows + 1))
+    # The grid inside the pool, in the background's colour: a gap between cells (the pool's edge is the cells' own).
+    lines = "".join(f"M{MAP_LEFT} {top + r * row_px}h{row_slots}" for r in range(1, rows))
     if snap.policy == "paged":
         step = max(snap.block_size, CELL_SLOTS)
-        lines += "".join(f"M{MAP_LEFT + x} {top}V{bottom}" for x in range(0, row_slots + 1, step))
-    if rows:
-        shapes.append(svg.element("path", {"d": lines, "stroke": palette.colour("grid"), "stroke-width": 1,
+        lines += "".join(f"M{MAP_LEFT + x} {top}V{bottom}" for x in range(step, row_slots, step))
+    if lines:
+        shapes.append(svg.element("path", {"d": lines, "stroke": palette.colour("surface"), "stroke-width": 1,
                                            "fill": "none"}))
     if snap.policy != "paged":  # a gap where one reservation ends and the next begins
         gaps = "".join(_tick(p.start, row_slots, top, row_px) for p in snap.sequences if p.start)
@@ -547,7 +551,7 @@ def _legend(items, top: float, columns: int = 2) -> tuple[list[str], float]:
         x = MAP_LEFT + (k % columns) * LEGEND_COLUMN_PX
         y = top + (k // columns) * LEGEND_ROW_PX
         out.append(svg.element("rect", {"x": x, "y": y, "width": 12, "height": 12, "fill": colour,
-                                        "stroke": palette.colour("outline"), "stroke-width": 0.5}))
+                                        "stroke": palette.colour("outline"), "stroke-width": 1}))
         out.append(svg.text(label, {"x": x + 16, "y": y + 11, "class": "svg-label"}))
     return out, (y + LEGEND_ROW_PX if items else top)
 
@@ -583,7 +587,8 @@ def _box(x: float, y: float, e: kv_layout.TableEntry, block_size: int, tip: str,
                                 "data-logical": e.logical, "data-physical": e.physical, "data-refcount": e.refcount,
                                 "data-kind": kind},
                        svg.text_node("title", tip)),
-           svg.element("rect", {"x": x, "y": y, "width": filled, "height": 20, "fill": KIND_COLOURS[kind]})]
+           svg.element("rect", {"x": x, "y": y, "width": filled, "height": 20, "fill": KIND_COLOURS[kind],
+                                "stroke": palette.colour("surface"), "stroke-width": 1})]
     if inside:
         out.append(svg.text(inside, {"x": x + BOX_PX / 2, "y": y + 14, "class": "svg-value",
                                      "text-anchor": "middle"}))
@@ -603,7 +608,7 @@ def _key(kinds, y: float, t: dict) -> tuple[list[str], float]:
     out = []
     for kind in kinds:
         out.append(svg.element("rect", {"x": MAP_LEFT, "y": y, "width": 12, "height": 12, "fill": KIND_COLOURS[kind],
-                                        "stroke": palette.colour("outline"), "stroke-width": 0.5}))
+                                        "stroke": palette.colour("outline"), "stroke-width": 1}))
         out.append(svg.text(t["kind." + kind], {"x": MAP_LEFT + 16, "y": y + 11, "class": "svg-label"}))
         y += 18
     return out, y
@@ -763,7 +768,7 @@ def memory_bar(f: kv_layout.Fit, hw: presets.Hardware, lang: str, narrow: bool =
         if w <= 0:
             continue
         shapes.append(svg.element("rect", {"x": x, "y": top, "width": w, "height": 24, "fill": COLOURS[kind],
-                                           "data-kind": kind},
+                                           "stroke": EDGES[kind], "stroke-width": 1, "data-kind": kind},
                                   svg.text_node("title", f"{t['part.' + kind]}: {fmt_bytes(size)}")))
         x += w
     shown = [(kind, size) for kind, size in parts if size > 0 or kind in ("weights", kv_layout.FREE)]

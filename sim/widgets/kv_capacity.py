@@ -243,7 +243,8 @@ def draw_memory_bar(hw: presets.Hardware, usable: float, used: dict[str, float],
     for kind, drawn, size in parts:
         w = drawn * scale
         shapes.append(svg.element("rect", {"x": x, "y": bar_y, "width": w, "height": bar_h, "fill": COLOURS[kind],
-                                           "stroke": palette.colour("surface"), "stroke-width": 1, "data-kind": kind},
+                                           "stroke": palette.colour("outline" if kind == "free" else "surface"),
+                                           "stroke-width": 1, "data-kind": kind},
                                   svg.text_node("title", f"{t['share.' + kind]}: {fmt_bytes(size)}")))
         if w > 56:
             shapes.append(svg.text(fmt_bytes(size), {
@@ -278,7 +279,7 @@ def draw_memory_bar(hw: presets.Hardware, usable: float, used: dict[str, float],
         if lx + item_width > width and lx > left_x:  # wrap onto a second row
             lx, ly = float(left_x), ly + 20
         legend.append(svg.element("rect", {"x": lx, "y": ly, "width": 12, "height": 12, "fill": COLOURS[kind],
-                                           "stroke": palette.colour("outline"), "stroke-width": 0.5}))
+                                           "stroke": palette.colour("outline"), "stroke-width": 1}))
         legend.append(svg.text(label, {"x": lx + 16, "y": ly + 11, "class": "svg-label"}))
         lx += item_width
     title = t["bar.split"].format(gpu=hw.short_name)

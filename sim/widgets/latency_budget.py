@@ -269,9 +269,10 @@ def _timeline_svg(r: latency.Request, t: dict, bar_width: float, margin: float, 
         f'<svg class="timeline" viewBox="{-margin} 0 {bar_width + 2 * margin} {height}" '
         f'width="{bar_width + 2 * margin}" height="{height}" '
         f'role="img" aria-label="{html.escape(label)}" preserveAspectRatio="xMinYMin meet">'
-        f'<rect class="ttft" x="0" y="{bar_y}" width="{ttft_w:.1f}" height="{BAR_HEIGHT}" fill="{COLOURS["ttft"]}"/>'
+        f'<rect class="ttft" x="0" y="{bar_y}" width="{ttft_w:.1f}" height="{BAR_HEIGHT}" fill="{COLOURS["ttft"]}" '
+        f'stroke="{COLOURS["tick"]}"/>'
         f'<rect class="tpot" x="{ttft_w:.1f}" y="{bar_y}" width="{tpot_w:.1f}" height="{BAR_HEIGHT}" '
-        f'fill="{COLOURS["tpot"]}"/>{ticks}'
+        f'fill="{COLOURS["tpot"]}" stroke="{COLOURS["tick"]}"/>{ticks}'
         f'<text class="svg-label" x="0" y="{ttft_y}">{html.escape(t["ttft"])} {html.escape(ttft)}</text>'
         f'<text class="svg-label" x="{bar_width}" y="{tpot_y}" text-anchor="end">'
         f"{html.escape(tpot_label)}</text>"

@@ -424,6 +424,11 @@ def _draw_op_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict, width
                         *legend, css_class="op-bars")
 
 
+# The byte bars' edges: weights and the recurrent state are drawn with a gap of the background around them, which
+# parts each from what follows; KV, last and in a prefill often under a pixel wide, keeps its pixel.
+EDGES = {"weights": palette.colour("surface"), "state": palette.colour("surface"), "kv": None}
+
+
 def _draw_byte_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict, width: float) -> str:
     """Stacked bars of the bytes each step moves, split into weights, recurrent state and KV, on one scale.
 
@@ -442,7 +447,8 @@ def _draw_byte_bars(pre: roofline.Estimate, dec: roofline.Estimate, s: dict, wid
             n = e.bytes_by_kind[kind]
             w = n * scale
             parts.append(svg.element("rect", {"x": x, "y": y, "width": w, "height": bar_h, "fill": COLOURS[kind],
-                                              "data-kind": kind}, svg.text_node("title", f"{t[kind]}: {fmt_bytes(n)}")))
+                                              "stroke": EDGES[kind], "stroke-width": 1, "data-kind": kind},
+                                     svg.text_node("title", f"{t[kind]}: {fmt_bytes(n)}")))
             if w > 70:
                 parts.append(svg.text(fmt_bytes(n), {"x": x + 4, "y": y + bar_h * 0.7, "class": "svg-value"}))
             x += w
