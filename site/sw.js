@@ -203,8 +203,8 @@ async function available(url) {
   }
 }
 
-// "pages": the pages kept for offline reading, with the title and language each was written with (the offline
-// page lists them). The offline pages themselves are not among them.
+// "pages": the pages kept for offline reading, each with its heading (its first <h1>, else its <title>, as HTML)
+// and language as kept (the offline page lists them). The offline pages themselves are not among them.
 async function keptPages() {
   const cache = await ownCache();
   if (!cache) return { pages: [] };
@@ -214,7 +214,8 @@ async function keptPages() {
     const path = sitePath(new URL(request.url));
     if (!isPage(path) || offline.has(request.url)) continue;
     const html = await (await cache.match(request)).text();
-    pages.push({ url: request.url, title: html.match(/<title>([^<]*)<\/title>/)?.[1] ?? path,
+    const heading = html.match(/<h1\b[^>]*>([\s\S]*?)<\/h1>/) ?? html.match(/<title>([^<]*)<\/title>/);
+    pages.push({ url: request.url, title: heading?.[1] ?? path,
                  lang: html.match(/<html lang="([^"]*)"/)?.[1] ?? "" });
   }
   return { pages };

@@ -1,6 +1,6 @@
 // The offline page (site/templates/offline.html), which the service worker shows for a page it has not kept: it
-// lists the pages that are kept, as the worker reports them (site/sw.js, "pages"), each with the title and
-// language it was written with. Pages in this page's language come first, in the order they were kept.
+// lists the pages that are kept, as the worker reports them (site/sw.js, "pages"), each with its heading and
+// language as kept. Pages in this page's language come first, in the order they were kept.
 
 function keptPages() {
   if (!("serviceWorker" in navigator)) return Promise.resolve([]);
@@ -11,9 +11,10 @@ function keptPages() {
   }));
 }
 
-// A kept page's <title>, as written in its HTML (entities and all), as text. DOMParser builds an inert document.
+// A kept page's heading, as written in its HTML (entities, markup and all), as text only. DOMParser builds an
+// inert document: nothing in it runs or loads, and none of its markup reaches the page.
 function titleText(html) {
-  return new DOMParser().parseFromString(`<title>${html}</title>`, "text/html").title;
+  return (new DOMParser().parseFromString(html, "text/html").body.textContent ?? "").trim();
 }
 
 async function fill(region) {
