@@ -119,6 +119,9 @@ def test_an_unvisited_page_offline_shows_the_sites_offline_page(own_page, server
     # Its own files load from there (the stylesheet, the header's links), and the kept page opens from the list.
     assert own_page.evaluate("document.styleSheets.length") > 0
     expect(own_page.locator(".site-search[data-ready]")).to_be_visible()
+    own_page.locator(".skip-link").focus()
+    own_page.keyboard.press("Enter")  # the skip link stays on this page, its <base> notwithstanding
+    expect(own_page).to_have_url(server.url(unvisited) + "#main")
     links.click()
     expect(own_page).to_have_url(server.url(LESSON))
     expect(own_page.locator("h1")).to_have_text(title)

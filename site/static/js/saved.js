@@ -35,6 +35,14 @@ async function fill(region) {
   region.dataset.filled = "";
 }
 
+// Served by the worker at another page's address, under a <base> of its own: there "#main" would lead to the
+// offline page's address, a new navigation. In-page links are pointed at this document instead.
+if (document.baseURI !== document.URL) {
+  for (const link of document.querySelectorAll('a[href^="#"]')) {
+    link.href = new URL(link.getAttribute("href"), document.URL).href;
+  }
+}
+
 for (const region of document.querySelectorAll("[data-saved-pages]")) {
   fill(region).catch((error) => console.warn(`inferlab: the kept pages could not be listed (${error?.message ?? error})`));
 }
