@@ -38,7 +38,7 @@ from builder.lessons import SourceLesson, load_lessons
 from builder.markdown import make_markdown, render_lesson_markdown
 from builder.offline import service_worker
 from builder.problems import BuildFailed, Problem
-from builder.search import index_site
+from builder.search import INDEX_DIR, index_site
 from builder.serve import serve
 from builder.templates import js_number, json_island, make_templates  # noqa: F401  (js_number: tests, bench)
 from builder.terms import Term, load_terms
@@ -214,6 +214,9 @@ def render_pages(lessons: list[ParsedLesson], sources: Sources, templates: jinja
                    for entry in question_entries(sources.ui[lang], lesson, versions[(lang, lesson["slug"])])]
         pages[urls.page_file(lang)] = templates.get_template("index.html").render(
             **common(lang, None), lessons=course_map, questions=revisit, scripted=True, python=False)
+        # What the service worker shows, offline, for a page it has not kept (site/sw.js).
+        pages[urls.page_file(lang, urls.OFFLINE)] = templates.get_template("offline.html").render(
+            **common(lang, urls.OFFLINE), scripted=False, python=False)
     return pages
 
 
@@ -254,6 +257,8 @@ def build_site(paths: Paths) -> dict[str, bytes | Path]:
         parsed.append(lesson)
         problems += found
     problems += check_links(parsed)
+    problems += [Problem(source.path, 1, f"the slug {urls.OFFLINE!r} is the offline page's address, not a lesson's")
+                 for source in sources.lessons if source.slug == urls.OFFLINE]
     if problems:
         raise BuildFailed(problems)
     sim_zip, sim_bytes = pack_sim(paths.sim)
@@ -267,7 +272,6 @@ def build_site(paths: Paths) -> dict[str, bytes | Path]:
         files.update(vendor_files(paths.node_modules))
     except FileNotFoundError as e:
         raise BuildFailed([Problem(paths.node_modules, 1, str(e))]) from None
-    files["sw.js"] = service_worker(paths.service_worker, files)
     files[".nojekyll"] = b""
     if paths.dev:
         files["__build_id"] = str(time.time_ns()).encode()
@@ -310,7 +314,17 @@ def _copy(source: Path, target: Path) -> None:
 def build(paths: Paths) -> float:
     """Build the site into paths.out; returns seconds taken. Raises BuildFailed, leaving the old site."""
     started = time.perf_counter()
-    write_site(build_site(paths), paths.out, finish=lambda site: index_site(site, paths.node_modules))
+    files = build_site(paths)
+
+    def finish(site: Path) -> None:
+        """The search index, then the service worker, whose manifest lists the index's files too."""
+        index_site(site, paths.node_modules)
+        index = {path.relative_to(site).as_posix(): path for path in (site / INDEX_DIR).rglob("*") if path.is_file()}
+        offline = {urls.page(lang): urls.page(lang, urls.OFFLINE) for lang in LANGUAGES
+                   if urls.page_file(lang, urls.OFFLINE) in files}
+        (site / "sw.js").write_bytes(service_worker(paths.service_worker, {**files, **index}, offline))
+
+    write_site(files, paths.out, finish=finish)
     return time.perf_counter() - started
 
 

@@ -11,6 +11,8 @@ import posixpath
 
 from sim.languages import DEFAULT
 
+OFFLINE = "offline"  # the slug of each language's offline page (offline/, en/offline/), never a lesson's
+
 
 def page(lang: str, slug: str | None = None) -> str:
     """The site path of a page's folder: "" (default home), "en/", "prefill-decode/", "en/prefill-decode/"."""

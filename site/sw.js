@@ -3,7 +3,10 @@
 // and py/ (a new build is a new sw.js, which the browser installs at once).
 //
 // - Pages, and files whose name does not carry their content's hash (the search index), are fetched from the
-//   network first and kept for when it is down: a new deploy is seen as soon as it is online.
+//   network first and kept for when it is down: a new deploy is seen as soon as it is online. The search index
+//   and each language's offline page are precached with the rest (BUILD.files), so search works offline too.
+// - A page it can neither fetch nor find kept is answered with the offline page of its language (BUILD.offline):
+//   it says the page is not saved and lists those that are (static/js/saved.js asks for them, "pages").
 // - Files whose name carries their hash (site-<hash>.css, the scripts in js-<hash>/, sim-<hash>.zip) and the
 //   pinned vendor/ packages come from the cache first: they never change under a name, and a page asks for
 //   those of its own build.
@@ -25,6 +28,11 @@ const IMMUTABLE = /^(vendor\/|static\/site-[0-9a-f]+\.css$|static\/js-[0-9a-f]+\
 
 function sitePath(url) {
   return url.href.startsWith(ROOT.href) ? url.href.slice(ROOT.href.length).split(/[?#]/)[0] : null;
+}
+
+// A page's address, as kept: the site root, a folder, or an .html file.
+function isPage(path) {
+  return path !== null && (path === "" || path.endsWith("/") || path.endsWith(".html"));
 }
 
 // The names of this site's caches from other builds. An older build's cache, named before caches carried the
@@ -83,8 +91,7 @@ async function bringPagesAlong() {
   for (const name of await olderCaches()) {
     const old = await caches.open(name);
     for (const request of await old.keys()) {
-      const path = sitePath(new URL(request.url));
-      if (path === null || !(path === "" || path.endsWith("/") || path.endsWith(".html"))) continue;
+      if (!isPage(sitePath(new URL(request.url)))) continue;
       if (await cache.match(request)) continue;
       try {
         const response = await fetch(request, { cache: "no-cache" });
@@ -109,8 +116,9 @@ async function ownCache() {
   return (await caches.has(CACHE)) ? caches.open(CACHE) : null;
 }
 
-// A page's own copy is kept under its address without the query: a scenario link (?T=…) opens the page offline.
-function pageKey(url) {
+// A copy is kept under its address without the query: a scenario link (?T=…) opens the page offline, and the
+// search index's entry file, which Pagefind asks for with a new ?ts= each time, is kept once.
+function keyOf(url) {
   const key = new URL(url);
   key.search = "";
   key.hash = "";
@@ -123,14 +131,26 @@ function keep(event, cache, key, response) {
   return response;
 }
 
+// The offline page of the language whose folder holds `url`, served at that address. Its <base> is its own
+// address, so that its relative links (written for its own folder) lead where they do from there.
+async function offlinePage(cache, url) {
+  const path = sitePath(url);
+  const entry = (BUILD.offline ?? []).find(([folder]) => path.startsWith(folder));
+  const address = entry && new URL(entry[1], ROOT);
+  const kept = address && (await cache?.match(address));
+  if (!kept) return null;
+  const html = (await kept.text()).replace("<head>", `<head>\n<base href="${address.href}">`);
+  return new Response(html, { headers: { "Content-Type": "text/html; charset=utf-8" } });
+}
+
 async function networkFirst(event) {
   const request = event.request;
   const cache = await ownCache();
-  const key = request.mode === "navigate" ? pageKey(request.url) : request;
+  const key = keyOf(request.url);
   try {
     return keep(event, cache, key, (await event.preloadResponse) ?? (await fetch(request)));
   } catch (error) {
-    const kept = await cache?.match(key, { ignoreSearch: request.mode === "navigate" });
+    const kept = (await cache?.match(key)) ?? (request.mode === "navigate" && (await offlinePage(cache, key)));
     if (kept) return kept;
     throw error;
   }
@@ -151,22 +171,62 @@ self.addEventListener("fetch", (event) => {
   event.respondWith(IMMUTABLE.test(path) ? cacheFirst(event) : networkFirst(event));
 });
 
-// The page asks for its own address to be kept (its first visit was not under this worker) and is told when it is.
-self.addEventListener("message", (event) => {
-  if (event.data?.type !== "keep") return;
-  const port = event.ports[0];
-  event.waitUntil((async () => {
-    try {
-      const cache = await ownCache();
-      if (!cache) throw new Error("a newer build's service worker has taken over");
-      const key = pageKey(event.data.url);
-      if (!(await cache.match(key))) {
-        const response = await fetch(key);
-        if (response.ok) await cache.put(key, response);
-      }
-      port?.postMessage({ kept: true });
-    } catch (error) {
-      port?.postMessage({ kept: false, message: String(error?.message ?? error) });
+// "keep": the page asks for its own address to be kept (its first visit was not under this worker).
+async function keepPage(url) {
+  try {
+    const cache = await ownCache();
+    if (!cache) throw new Error("a newer build's service worker has taken over");
+    const key = keyOf(url);
+    if (!(await cache.match(key))) {
+      const response = await fetch(key);
+      if (response.ok) await cache.put(key, response);
     }
-  })());
+    return { kept: true };
+  } catch (error) {
+    return { kept: false, message: String(error?.message ?? error) };
+  }
+}
+
+// "available": whether a file of the site can be had, kept or fetched now (search.js asks before it imports the
+// search index's script: offline, a failed import would be an error in the console).
+async function available(url) {
+  const key = keyOf(url);
+  if (sitePath(key) === null) return { available: false };
+  const cache = await ownCache();
+  if (await cache?.match(key)) return { available: true };
+  try {
+    const response = await fetch(key, { cache: "no-cache" });
+    if (response.ok && cache) await cache.put(key, response.clone());
+    return { available: response.ok };
+  } catch {
+    return { available: false };
+  }
+}
+
+// "pages": the pages kept for offline reading, each with its heading (its first <h1>, else its <title>, as HTML)
+// and language as kept (the offline page lists them). The offline pages themselves are not among them.
+async function keptPages() {
+  const cache = await ownCache();
+  if (!cache) return { pages: [] };
+  const offline = new Set((BUILD.offline ?? []).map(([, page]) => new URL(page, ROOT).href));
+  const pages = [];
+  for (const request of await cache.keys()) {
+    const path = sitePath(new URL(request.url));
+    if (!isPage(path) || offline.has(request.url)) continue;
+    const html = await (await cache.match(request)).text();
+    const heading = html.match(/<h1\b[^>]*>([\s\S]*?)<\/h1>/) ?? html.match(/<title>([^<]*)<\/title>/);
+    pages.push({ url: request.url, title: heading?.[1] ?? path,
+                 lang: html.match(/<html lang="([^"]*)"/)?.[1] ?? "" });
+  }
+  return { pages };
+}
+
+const ANSWERS = { keep: (data) => keepPage(data.url), available: (data) => available(data.url), pages: keptPages };
+
+// A page asks, with a MessagePort for the answer.
+self.addEventListener("message", (event) => {
+  const answer = ANSWERS[event.data?.type];
+  if (!answer || !Object.hasOwn(ANSWERS, event.data.type)) return;
+  const port = event.ports[0];
+  event.waitUntil(answer(event.data).then((reply) => port?.postMessage(reply)));
 });

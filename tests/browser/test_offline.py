@@ -3,10 +3,15 @@
 import shutil
 
 import pytest
+import yaml
 from playwright.sync_api import expect
 
 import build
 from tests.browser.conftest import ALL_READY, READY_TIMEOUT_MS, cpython_view, eventually, wait_for_output
+from tests.browser.test_lessons import AXE, violations
+from tests.browser.test_search import WORDS, result_urls, search
+
+UI = {lang: yaml.safe_load((build.Paths.catalogs / f"{lang}.yml").read_text(encoding="utf-8")) for lang in ("zh", "en")}
 
 # Each test starts from a browser that has never visited the site: what it tests is what a visit leaves behind.
 pytestmark = pytest.mark.own_context
@@ -67,6 +72,76 @@ def test_a_visited_lesson_reopens_offline_with_working_widgets(own_page, server)
     # Reloaded offline, again.
     own_page.reload()
     own_page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
+
+
+def test_search_works_offline_after_one_visit(own_page, server):
+    """The search index is kept with the site's files: offline, a search never made online still finds its pages."""
+    visit(own_page, server.url(LESSON))
+    own_page.context.set_offline(True)
+    own_page.goto(server.url(LESSON))
+    assert "/prefill-decode/" in result_urls(search(own_page, "屋顶线"))
+    own_page.goto(server.url("en/" + LESSON))  # not visited: the offline page, whose search box works too
+    assert "/en/prefill-decode/" in result_urls(search(own_page, "roofline"))
+
+
+def test_search_without_its_index_offline_says_it_needs_a_connection(own_page, server):
+    visit(own_page, server.url(LESSON))
+    own_page.evaluate("""async () => {
+      for (const name of await caches.keys()) {
+        const cache = await caches.open(name);
+        for (const request of await cache.keys()) if (request.url.includes("/pagefind/")) await cache.delete(request);
+      }
+    }""")
+    own_page.context.set_offline(True)
+    own_page.goto(server.url(LESSON))
+    own_page.locator("#site-search-input").fill("屋顶线")
+    expect(own_page.locator("#site-search-status")).to_have_text(WORDS["zh"]["offline"], timeout=15_000)
+    expect(own_page.locator("#site-search-results li")).to_have_count(0)
+    # own_page fails the test on a console error: the page asked the worker first, and imported nothing.
+
+
+@pytest.mark.parametrize(("unvisited", "lang"), [("inference-vs-training/", "zh"), ("en/" + LESSON, "en")],
+                         ids=["another-lesson", "other-language"])
+def test_an_unvisited_page_offline_shows_the_sites_offline_page(own_page, server, unvisited, lang):
+    visit(own_page, server.url(LESSON))
+    title = own_page.locator("h1").inner_text()
+    own_page.context.set_offline(True)
+    own_page.goto(server.url(unvisited))
+    # At the address asked for, the offline page of that address's language, listing the one page kept.
+    expect(own_page).to_have_url(server.url(unvisited))
+    expect(own_page.locator("html")).to_have_attribute("lang", lang)
+    expect(own_page.locator("h1")).to_have_text(UI[lang]["offline"]["title"])
+    expect(own_page.locator("[data-saved-pages][data-filled]")).to_be_attached()
+    links = own_page.locator("[data-saved-list] a")
+    expect(links).to_have_count(1)
+    expect(links).to_have_text(title)
+    expect(own_page.locator("[data-saved-none]")).to_be_hidden()
+    # Its own files load from there (the stylesheet, the header's links), and the kept page opens from the list.
+    assert own_page.evaluate("document.styleSheets.length") > 0
+    expect(own_page.locator(".site-search[data-ready]")).to_be_visible()
+    own_page.locator(".skip-link").focus()
+    own_page.keyboard.press("Enter")  # the skip link stays on this page, its <base> notwithstanding
+    expect(own_page).to_have_url(server.url(unvisited) + "#main")
+    links.click()
+    expect(own_page).to_have_url(server.url(LESSON))
+    expect(own_page.locator("h1")).to_have_text(title)
+    own_page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
+
+
+def test_the_offline_page_passes_axe_in_either_theme_and_fits_a_phone(own_page, server):
+    visit(own_page, server.url(LESSON))
+    own_page.context.set_offline(True)
+    own_page.set_viewport_size({"width": 375, "height": 812})
+    own_page.emulate_media(color_scheme="light")
+    own_page.goto(server.url("en/" + LESSON))
+    expect(own_page.locator("[data-saved-pages][data-filled]")).to_be_attached()
+    assert own_page.evaluate("document.documentElement.scrollWidth") <= 375
+    own_page.evaluate(AXE.read_text(encoding="utf-8"))
+    found = {"light": violations(own_page)}
+    own_page.emulate_media(color_scheme="dark")
+    own_page.wait_for_function("() => document.documentElement.dataset.theme === 'dark'")
+    found["dark"] = violations(own_page)
+    assert found == {"light": [], "dark": []}, found
 
 
 def test_a_rebuilt_site_is_served_fresh_once_online(browser, own_site):

@@ -208,3 +208,11 @@ def test_an_index_that_cannot_load_says_so(page, server):
     expect(page.locator("#site-search-status")).to_have_text(WORDS["en"]["failed"], timeout=15_000)
     expect(page.locator("#site-search-results li")).to_have_count(0)
     assert errors == [], "the failure is told to the reader, not thrown"
+
+
+# A Chinese reader searches for a term by its Chinese name as often as by the English one the lessons keep:
+# each lesson names its key terms both ways at their first use, so either finds it.
+@pytest.mark.parametrize("query", ["预填充", "解码", "prefill"])
+def test_a_term_finds_its_lesson_by_its_chinese_or_english_name(site_page, server, query):
+    site_page.goto(server.url(""))
+    assert "/prefill-decode/" in result_urls(search(site_page, query))

@@ -5,6 +5,7 @@
 // Every word shown comes from the search box's data-text-* attributes (site/i18n/<lang>.yml, `search`).
 
 const DEBOUNCE_MS = 150;
+const WORKER_ANSWER_MS = 2000; // a service worker of an older build does not answer "available"
 const SHOWN_RESULTS = 8;
 // Pagefind's extended indexer separates the words of a Chinese text with zero-width spaces; readers see none.
 const WORD_SEPARATORS = /\u200b/g;
@@ -13,9 +14,31 @@ function siteRoot() {
   return new URL(document.documentElement.dataset.root || "./", document.baseURI);
 }
 
+// Thrown where the index cannot be had: offline, and not kept by the service worker.
+class Unreachable extends Error {}
+
+// Whether the service worker between the page and the network has the file or can fetch it now (site/sw.js,
+// "available"). Offline, a failed import() would be an error in the console; asked first, the reader is told why.
+// Without a worker in between, the import itself tells.
+function available(url) {
+  const worker = navigator.serviceWorker?.controller;
+  if (!worker) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    const timer = setTimeout(() => resolve(true), WORKER_ANSWER_MS);
+    channel.port1.onmessage = (event) => {
+      clearTimeout(timer);
+      resolve(event.data.available);
+    };
+    worker.postMessage({ type: "available", url }, [channel.port2]);
+  });
+}
+
 async function loadPagefind() {
   const root = siteRoot();
-  const pagefind = await import(new URL("pagefind/pagefind.js", root).href);
+  const script = new URL("pagefind/pagefind.js", root).href;
+  if (!(await available(script))) throw new Unreachable(script);
+  const pagefind = await import(script);
   // Result URLs are the indexed pages' paths from the site root: put the root the page is served from in front.
   await pagefind.options({ baseUrl: root.pathname });
   await pagefind.init();
@@ -99,10 +122,10 @@ class Search {
       if (number !== this.latest) return;
       const data = await Promise.all(search.results.slice(0, SHOWN_RESULTS).map((result) => result.data()));
       shown = { total: search.results.length, data };
-    } catch {
+    } catch (error) {
       if (number === this.latest) {
         this.list.replaceChildren();
-        this.say(this.words.textFailed);
+        this.say(error instanceof Unreachable || navigator.onLine === false ? this.words.textOffline : this.words.textFailed);
       }
       return;
     }
