@@ -191,7 +191,7 @@ def test_every_diagram_fill_stands_out_3_to_1_from_what_it_touches_in_both_theme
 SCENARIOS = [
     ("kv-cache-serving", "kv-blocks.policy=paged&kv-blocks.prefix_tokens=300&kv-blocks.samples=3",
      ('[data-svg="cow"] svg [data-kind="shared"]', '[data-svg="map"] [data-state="free"]')),
-    ("inference-vs-training", "kv-capacity.memory_fraction=0.9", ('[data-kind="reserved"]', '[data-kind="free"]')),
+    ("inference-vs-training", "kv-capacity.memory_fraction=0.9&kv-capacity.batch=32", ('[data-kind="reserved"]', '[data-kind="free"]')),
     ("inference-vs-training", "kv-capacity.memory_fraction=0.9&kv-capacity.batch=200", ('[data-kind="over"]',)),
 ]
 

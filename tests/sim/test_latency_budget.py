@@ -148,7 +148,7 @@ def test_any_state_renders(state):
 
 def drawings(markup: str) -> tuple[str, str]:
     """The wide and the narrow drawing of a sim/svg.py responsive() diagram."""
-    found = re.fullmatch(r'<div class="layout-wide">(<svg.*</svg>)</div><div class="layout-narrow">(<svg.*</svg>)</div>',
+    found = re.fullmatch(r'<div class="layout-wide">(<svg.*</svg>)</div><div class="layout-narrow" data-pagefind-ignore="">(<svg.*</svg>)</div>',
                          markup)
     assert found, markup[:200]
     return found.group(1), found.group(2)
