@@ -165,7 +165,7 @@ def faint_on_page(page, url: str) -> dict[str, list[str]]:
         page.emulate_media(color_scheme=theme)
         open_all_ready(page, url)
         assert page.evaluate("document.documentElement.dataset.theme") == theme
-        diagrams = page.locator("[data-svg] svg").all()
+        diagrams = page.locator("[data-svg] svg:visible").all()  # the drawing this width shows
         assert diagrams or "data-svg" not in page.content()
         for k, diagram in enumerate(diagrams):
             where = diagram.evaluate("svg => svg.closest('[data-widget]').id + ' ' + svg.closest('[data-svg]').dataset.svg")
@@ -179,8 +179,10 @@ def report(found: dict[str, list[str]]) -> str:
     return "\n".join(f"{where}:\n  " + "\n  ".join(lines) for where, lines in found.items())
 
 
+@pytest.mark.parametrize("width", [1280, 375], ids=["desktop", "phone"])  # each width draws its own layout
 @pytest.mark.parametrize("lesson", of_lessons(LESSONS))
-def test_every_diagram_fill_stands_out_3_to_1_from_what_it_touches_in_both_themes(site_page, server, lesson):
+def test_every_diagram_fill_stands_out_3_to_1_from_what_it_touches_in_both_themes(site_page, server, lesson, width):
+    site_page.set_viewport_size({"width": width, "height": 800})
     found = faint_on_page(site_page, server.url(urls.page(lesson.lang, lesson.slug)))
     assert not found, report(found)
 
