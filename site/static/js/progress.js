@@ -104,8 +104,7 @@ export class LessonProgress {
       if (!sameSetting(entry.setting, withoutLang(widget.initial))) continue;
       if (Object.keys(readUrlState(widget.id, widget.paramNames)).length > 0) continue;
       const fragment = Object.fromEntries(Object.entries(entry.state).filter(([name]) => widget.paramNames.includes(name)));
-      widget.controls.show(fragment);
-      widget.change(fragment, null);
+      widget.openScenario(fragment); // the lesson's setting with the kept answer on top, as a scenario link does
     }
   }
 
