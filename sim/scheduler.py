@@ -170,14 +170,29 @@ class StepCost:
 
     def prefill_attention_s(self, prompt_tokens: int) -> float:
         """A joiner's causal attention over its own prompt, bounded on its own (as roofline.prefill)."""
-        return max(self.pair_s * (prompt_tokens * (prompt_tokens + 1) // 2), self.kv_row_s * prompt_tokens)
+        return self.chunk_attention_s(prompt_tokens, 0)
+
+    def chunk_attention_s(self, chunk: int, before: int) -> float:
+        """Attention of a prompt chunk of `chunk` tokens after `before` tokens of the same prompt computed in earlier
+        steps (chunked prefill; before = 0 is a whole prompt): each of its tokens attends to the earlier chunks and,
+        causally, to its own, c x p + c(c + 1) / 2 pairs; the earlier chunks' KV rows read and its own written."""
+        return max(self.pair_s * (chunk * before + chunk * (chunk + 1) // 2), self.kv_row_s * (before + chunk))
+
+    def matmuls_s(self, tokens: int, sampled: int) -> float:
+        """The weight matmuls of a step over `tokens` tokens, `sampled` of them producing logits, weights read once."""
+        return max(self.token_s * tokens + self.logit_s * sampled, self.weights_s)
+
+    def decode_attention_s(self, decoders: int, context_sum: int) -> float:
+        """`decoders` requests' new tokens against their cached contexts, which sum to `context_sum` tokens: those
+        KV rows read and one row written per decoder."""
+        return max(self.pair_s * context_sum, self.kv_row_s * (context_sum + decoders)) if decoders else 0.0
 
     def time_s(self, prompt_tokens: int, prefill_attention_s: float, decoders: int, context_sum: int,
                joiners: int) -> float:
         """One step: joiners' prompts (their attention precomputed) plus `decoders` requests whose cached
         contexts sum to `context_sum` tokens. Logits come from each decoder's token and each joiner's last one."""
-        matmuls = max(self.token_s * (prompt_tokens + decoders) + self.logit_s * (joiners + decoders), self.weights_s)
-        attention = max(self.pair_s * context_sum, self.kv_row_s * (context_sum + decoders)) if decoders else 0.0
+        matmuls = self.matmuls_s(prompt_tokens + decoders, joiners + decoders)
+        attention = self.decode_attention_s(decoders, context_sum)
         return matmuls + prefill_attention_s + attention + self.state_s * (joiners + 2 * decoders)
 
 
