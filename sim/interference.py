@@ -80,6 +80,14 @@ def step(cost: scheduler.StepCost, batch: int, context: int, before: int, chunk:
                 state_s=cost.state_s * (joiner_state + 2 * batch))
 
 
+def decode_step(cost: scheduler.StepCost, batch: int, context: int) -> Step:
+    """A decode-only step of `batch` decoders of `context` (scheduler.StepCost.time_s with no joiner); no step
+    at all (0 s) without decoders."""
+    return Step(before=0, chunk=0, sampled=0, matmuls_s=cost.matmuls_s(batch, batch) if batch else 0.0,
+                chunk_attention_s=0.0,
+                decode_attention_s=cost.decode_attention_s(batch, batch * context), state_s=cost.state_s * 2 * batch)
+
+
 def chunks(prompt_tokens: int, chunk_tokens: int) -> tuple[int, ...]:
     """The prompt's chunk sizes in order: the whole prompt (chunk 0 or a chunk at least as long), or full chunks
     and a shorter last one."""
@@ -171,7 +179,7 @@ def interfere(m: Model, hw: Hardware, batch: int, context: int, prompt_tokens: i
         before += size
     return Interference(
         batch=b, context=ctx, prompt_tokens=p, chunk_tokens=c, steps=tuple(steps),
-        decode_s=cost.time_s(0, 0.0, b, b * ctx, 0) if b else 0.0,
+        decode_s=decode_step(cost, b, ctx).time_s,
         whole_s=step(cost, b, ctx, 0, p, last=True).time_s,
         alone_s=step(cost, 0, 0, 0, p, last=True).time_s,
         cost=cost,

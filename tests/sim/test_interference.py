@@ -28,6 +28,7 @@ def test_a_whole_prompt_is_the_schedulers_step_with_a_joiner_to_the_last_bit():
     r = run()
     assert r.steps[0].time_s == r.whole_s == cost.time_s(2048, cost.prefill_attention_s(2048), 32, 32 * 2048, 1)
     assert r.decode_s == cost.time_s(0, 0.0, 32, 32 * 2048, 0)
+    assert interference.decode_step(cost, 0, 2048).time_s == 0
     assert r.decode_s == pytest.approx(roofline.decode(ANCHOR, H100, batch=32, context=2048).time_s, rel=1e-12)
     assert r.alone_s == pytest.approx(roofline.prefill(ANCHOR, H100, tokens=2048).time_s, rel=1e-12)
 
