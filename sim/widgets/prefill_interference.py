@@ -218,10 +218,9 @@ def render(state) -> dict:
     def whole_terms(st: interference.Step, batch: int, context: int) -> str:
         return step_terms(st, batch, context, cost, t)
 
-    longest = r.steps.index(r.longest)
-    times = [fmt_duration(st.time_s) for st in r.steps]
-    if len(times) > LISTED_STEPS:
-        times = [*times[:3], "…", *times[-2:]]
+    longest = r.longest_index
+    listed = r.steps if len(r.steps) <= LISTED_STEPS else [*r.steps[:3], None, *r.steps[-2:]]
+    times = ["…" if st is None else fmt_duration(st.time_s) for st in listed]
     decode_only = interference.decode_step(cost, r.batch, r.context)
     alone = interference.interfere(m, hw, batch=0, context=0, prompt_tokens=r.prompt_tokens,
                                    state_dtype=s["state_dtype"]).steps[0]
@@ -282,8 +281,11 @@ def overhead_words(r: interference.Interference, t: dict) -> str:
         return t["how.overhead_whole"].format(whole=fmt_duration(r.whole_s))
     whole = interference.step(r.cost, r.batch, r.context, 0, r.prompt_tokens, last=True)
 
+    totals = [math.fsum(column) for column in zip(*r.steps)]  # one pass over the steps, by field
+
     def extra(name: str) -> str:
-        more = math.fsum([*(getattr(st, name) for st in r.steps), -getattr(whole, name)])
+        k = interference.Step._fields.index(name)
+        more = math.fsum([totals[k], -whole[k]])
         return fmt_duration(more if abs(more) > 1e-12 else 0.0)  # the attention pairs cancel to rounding
 
     return t["how.overhead"].format(ttft=fmt_duration(r.ttft_s), whole=fmt_duration(r.whole_s),
