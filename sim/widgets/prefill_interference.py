@@ -55,13 +55,14 @@ TEXT = {
         "overhead_ms": "分块让 TTFT 多等的时间",
         "steps": "prompt 分成几步算",
         "free_chunk": "不越过拐点的最大分块",
-        "nearly_free": "这一块加上批里的 {batch_tokens} 个 token 没超过拐点：矩阵乘的时间仍是读一遍权重，"
-                       "所以这一步几乎不比只 decode 慢。代价在新请求那边：权重每块都要重读一遍，TTFT 变长。",
-        "past_ridge": "这一步的矩阵乘越过了拐点（块 + 批 = {batch_tokens} token，超过这批能白带的 {free_chunk} "
-                      "token 的块）：prompt 的计算量直接加到这一步上，批里每个请求都跟着等。",
+        "nearly_free": "这一块和批里的 decode 合起来 {batch_tokens} 个 token，没越过拐点：矩阵乘的时间仍然是"
+                       "读一遍权重的时间，所以这一步几乎不比只 decode 慢。代价落在新请求身上："
+                       "每一块都要把权重重读一遍，TTFT 变长。",
+        "past_ridge": "这一步的矩阵乘越过了拐点：块加上批共 {batch_tokens} 个 token，而这批最多能白带 {free_chunk} "
+                      "token 的块。prompt 的计算量直接压在这一步上，批里每个请求都得跟着等。",
         "timeline": "prompt 算完之前的每一步",
         "timeline.head": "{steps} 步，TTFT {ttft}",
-        "timeline.head_whole": "整段一步算完（{steps} 步），TTFT {ttft}",
+        "timeline.head_whole": "整段 {steps} 步算完，TTFT {ttft}",
         "timeline.decode": "只 decode 也要的",
         "timeline.chunk": "prompt 这一块加上的",
         "timeline.line": "只 decode 一步 {decode}",
@@ -84,9 +85,10 @@ TEXT = {
         "how.steps_whole": "不分块：整段 {prompt} token 一步算完 = 1 步",
         "how.steps": "⌈{prompt} ÷ {chunk}⌉ = {n} 步",
         "how.overhead": "TTFT {ttft} − 整段在一步里算（同一批）{whole} = {overhead}。多出来的：矩阵乘 {matmuls}"
-                        "（权重读了 {reads} 次而不是 1 次），prompt 的注意力 {chunk}（后面的块要重读前面块的 KV，"
-                        "计算的对数总共不变），decode 注意力 {decode}（每步都算一次，decode 请求每步各得一个 token），"
-                        "递归状态 {state}",
+                        "（{reads} 步每步都要算批里的 decode token；低于拐点时，每步还要把权重重读一遍），"
+                        "prompt 的注意力 {chunk}（后面的块要重读前面块的 KV，计算的对数总共不变），"
+                        "decode 注意力 {decode}（每步一次，decode 请求每步各得一个 token），"
+                        "递归状态 {state}（也是每步一次）",
         "how.overhead_whole": "不分块：TTFT 就是整段一步 {whole}，没有额外开销 = 0 ms",
         "how.free_chunk": "⌊(读一遍权重 {weights} − ({batch} + 1) 个采样 token 的 LM head × {head}) "
                           "÷ 每 token {token}⌋ − 批大小 {batch} = {free}",
@@ -114,15 +116,15 @@ TEXT = {
         "overhead_ms": "Extra TTFT from chunking",
         "steps": "Steps the prompt takes",
         "free_chunk": "Largest chunk below the ridge",
-        "nearly_free": "The chunk plus the batch's tokens ({batch_tokens}) stay below the ridge: the matmuls still "
-                       "take one read of the weights, so this step is barely slower than a decode-only one. The new "
-                       "request pays instead: the weights are read again for every chunk, and its TTFT grows.",
-        "past_ridge": "This step's matmuls are past the ridge ({batch_tokens} tokens of chunk and batch, more than a "
-                      "{free_chunk}-token chunk the batch carries for free): the prompt's compute lands on the step, "
-                      "and every request in the batch waits for it.",
+        "nearly_free": "The chunk and the batch's tokens together ({batch_tokens}) stay below the ridge: the matmuls "
+                       "still take one read of the weights, so this step is barely slower than a decode-only one. The "
+                       "new request pays instead: the weights are read again for every chunk, and its TTFT grows.",
+        "past_ridge": "This step's matmuls are past the ridge: {batch_tokens} tokens of chunk and batch, while this "
+                      "batch carries a chunk of at most {free_chunk} tokens for free. The prompt's compute lands on "
+                      "the step, and every request in the batch waits for it.",
         "timeline": "Every step until the prompt is done",
         "timeline.head": "{steps} steps, TTFT {ttft}",
-        "timeline.head_whole": "the whole prompt in {steps} step, TTFT {ttft}",
+        "timeline.head_whole": "whole prompt: {steps} step, TTFT {ttft}",
         "timeline.decode": "what decoding alone takes",
         "timeline.chunk": "what the prompt's chunk adds",
         "timeline.line": "decode-only step {decode}",
@@ -145,10 +147,10 @@ TEXT = {
         "how.steps_whole": "no chunking: the whole {prompt} tokens in one step = 1 step",
         "how.steps": "⌈{prompt} ÷ {chunk}⌉ = {n} steps",
         "how.overhead": "TTFT {ttft} − the whole prompt in one step (same batch) {whole} = {overhead}. The extra: "
-                        "matmuls {matmuls} (the weights read {reads} times instead of once), prompt attention {chunk} "
-                        "(each chunk reads the earlier chunks' KV again; the pairs computed add up to the same), "
-                        "decode attention {decode} (once per step; the decoders get a token from each), "
-                        "recurrent state {state}",
+                        "matmuls {matmuls} (each of the {reads} steps also runs the batch's decode tokens, and below "
+                        "the ridge reads the weights again), prompt attention {chunk} (each chunk reads the earlier "
+                        "chunks' KV again; the pairs computed add up to the same), decode attention {decode} (once "
+                        "per step; the decoders get a token from each), recurrent state {state} (once per step too)",
         "how.overhead_whole": "no chunking: the TTFT is the one whole step {whole}, nothing extra = 0 ms",
         "how.free_chunk": "⌊(one read of the weights {weights} − ({batch} + 1) sampled tokens' LM head × {head}) ÷ "
                           "{token} per token⌋ − batch {batch} = {free}",

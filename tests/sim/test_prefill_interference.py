@@ -3,7 +3,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from sim import interference, presets
+from sim import interference, presets, svg
 from sim.widgets import prefill_interference as widget
 from tests.sim.test_widgets import SVG, check_responsive, check_view
 
@@ -93,3 +93,13 @@ def test_bad_states_are_clamped_or_replaced():
     assert v["state"]["batch"] == 256 and v["state"]["chunk_tokens"] == "0"
     assert v["state"]["prompt_tokens"] == 2048 and v["state"]["context"] == 1
     check_view(v)
+
+
+@pytest.mark.parametrize("state", STATES + [{"lang": "en"}, {"lang": "en", "chunk_tokens": "16", "batch": 1}])
+def test_every_word_of_the_narrow_drawing_stays_inside_it(state):
+    narrow = check_responsive(widget.render(state)["svg"]["timeline"])["narrow"]
+    width = float(narrow.get("viewBox").split()[2])
+    for node in narrow.iter(f"{SVG[:-3]}text"):
+        x, w = float(node.get("x")), svg.text_width(node.text, 13)
+        start = {"start": x, "middle": x - w / 2, "end": x - w}[node.get("text-anchor") or "start"]
+        assert 0 <= start and start + w <= width, (node.text, start, w)
