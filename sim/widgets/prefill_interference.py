@@ -14,7 +14,6 @@ from sim import interference, model_size, presets, svg
 from sim.display import fmt_duration, fmt_grouped, fmt_ms, fmt_sig
 from sim.kit import (
     Controls,
-    Derivations,
     Flag,
     Range,
     Readout,
@@ -92,7 +91,6 @@ TEXT = {
         "how.overhead_whole": "不分块：TTFT 就是整段一步 {whole}，没有额外开销 = 0 ms",
         "how.free_chunk": "⌊(读一遍权重 {weights} − ({batch} + 1) 个采样 token 的 LM head × {head}) "
                           "÷ 每 token {token}⌋ − 批大小 {batch} = {free}",
-        "how.ratio": "{stall} ÷ {decode} = {ratio}",
     },
     "en": {
         "title": "A prompt dropped into a decode batch: whole or in chunks",
@@ -154,7 +152,6 @@ TEXT = {
         "how.overhead_whole": "no chunking: the TTFT is the one whole step {whole}, nothing extra = 0 ms",
         "how.free_chunk": "⌊(one read of the weights {weights} − ({batch} + 1) sampled tokens' LM head × {head}) ÷ "
                           "{token} per token⌋ − batch {batch} = {free}",
-        "how.ratio": "{stall} ÷ {decode} = {ratio}",
     },
 }
 
@@ -178,8 +175,6 @@ WIDGET = Widget(
         Flag("past_ridge", tone="note"),
         Svg("timeline"),
         Text("note"),
-        Derivations("decode_ms", "step_ms", "stall_ms", "ttft_ms", "prefill_alone_ms", "overhead_ms", "steps",
-                    "free_chunk"),
     ),
 )
 
@@ -231,8 +226,6 @@ def render(state) -> dict:
         "step_ms": whole_terms(r.steps[0], r.batch, r.context),
         "stall_ms": t["how.stall"].format(n=fmt_grouped(len(r.steps)), k=fmt_grouped(longest + 1),
                                           terms=whole_terms(r.longest, r.batch, r.context)),
-        "stall_ratio": t["how.ratio"].format(stall=fmt_duration(r.stall_s), decode=fmt_duration(r.decode_s),
-                                             ratio=fmt_sig(ratio)),
         "ttft_ms": t["how.ttft"].format(n=fmt_grouped(len(r.steps)), times=" + ".join(times),
                                         total=fmt_duration(r.ttft_s)),
         "prefill_alone_ms": whole_terms(alone, 0, 0),

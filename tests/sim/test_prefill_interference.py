@@ -63,7 +63,6 @@ def test_derivations_show_the_numbers_of_the_outputs(state):
                  "free_chunk"):
         number = out[name]["text"].split()[0]
         assert how[name].endswith(number) or f"= {number}" in how[name], (name, number, how[name])
-    assert out["decode_ms"]["text"] in how["stall_ratio"] and out["stall_ms"]["text"] in how["stall_ratio"]
 
 
 def test_the_timeline_draws_a_bar_per_step_and_elides_long_runs():
