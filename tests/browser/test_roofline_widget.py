@@ -257,3 +257,24 @@ def test_browser_view_equals_cpython_render(site_page, server, state):
     open_ready(site_page, server.url(f"{LESSON}?{query}"))
     site_page.wait_for_function("() => window.inferlab.views.roofline !== undefined")
     assert browser_view(site_page, "roofline") == expected(site_page, **state)
+
+
+def test_every_element_of_a_name_shows_the_newest_view(site_page, server):
+    """A section may show a readout, a derivation or a flag in more than one place (a layout that repeats one, or
+    a widget template): each copy follows the view, not only the first."""
+    widget = open_ready(site_page, server.url(LESSON))
+    site_page.evaluate("""() => {
+      const section = document.getElementById('roofline');
+      for (const selector of ['[data-derivation="decode_ms"]', '[data-flag="overflow"]']) {
+        const copy = section.querySelector(selector).cloneNode(true);
+        copy.classList.add('second-copy');
+        section.append(copy);
+      }
+    }""")
+    widget.locator('select[name="hardware"]').select_option("a100-sxm-80gb")
+    want = expected(site_page, hardware="a100-sxm-80gb")
+    expect(widget.locator('.second-copy[data-derivation="decode_ms"]')).to_have_text(want["derivations"]["decode_ms"])
+    widget.locator('input[name="B"]').fill("256")
+    widget.locator('input[name="B"]').press("Enter")
+    assert expected(site_page, hardware="a100-sxm-80gb", B=256)["flags"]["overflow"]
+    expect(widget.locator('.second-copy[data-flag="overflow"]')).to_be_visible()

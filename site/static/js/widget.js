@@ -159,13 +159,14 @@ export class Widget {
         output.textContent = text;
       }
     }
+    // A name may stand in more than one place (a layout or a template that repeats it): every copy follows.
     for (const [name, text] of Object.entries(view.derivations ?? {})) {
-      const element = this.section.querySelector(`[data-derivation="${name}"]`);
-      if (element && element.textContent !== text) element.textContent = text;
+      for (const element of this.section.querySelectorAll(`[data-derivation="${name}"]`)) {
+        if (element.textContent !== text) element.textContent = text;
+      }
     }
     for (const [name, on] of Object.entries(view.flags)) {
-      const element = this.section.querySelector(`[data-flag="${name}"]`);
-      if (element) element.hidden = !on;
+      for (const element of this.section.querySelectorAll(`[data-flag="${name}"]`)) element.hidden = !on;
     }
     for (const [id, markup] of Object.entries(view.svg)) {
       // Re-parsing a diagram costs more than comparing its markup; most moves leave some unchanged.
