@@ -35,7 +35,7 @@ def namespace() -> dict:
         "max_batch": memory.max_batch, "measured": presets.measurement, "achieved": presets.achieved,
         # the presets lessons use most
         "anchor": presets.model("qwen3.8-27b"), "qwen32b": presets.model("qwen3-32b"),
-        "llama7b": presets.model("llama-2-7b"),
+        "llama7b": presets.model("llama-2-7b"), "llama13b": presets.model("llama-2-13b"),
         "a100": presets.hardware("a100-sxm-80gb"), "h100": presets.hardware("h100-sxm"),
         "h200": presets.hardware("h200-sxm"), "b200": presets.hardware("b200"),
         # formatters: number -> display text

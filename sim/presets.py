@@ -40,6 +40,8 @@ class Hardware:
     memory_source: str = ""
     host_link_bytes_per_s: float | None = None  # PCIe to the host, each way; None without a checked source
     host_link_source: str = ""
+    nvlink_bytes_per_s: float | None = None  # NVLink to another GPU, each way; None without a checked source
+    nvlink_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,8 @@ def _hardware_table() -> dict[str, Hardware]:
             memory_source=e["memory_source"],
             host_link_bytes_per_s=_si(e["host_link_gb_per_s"], 10**9) if "host_link_gb_per_s" in e else None,
             host_link_source=e.get("host_link_source", ""),
+            nvlink_bytes_per_s=_si(e["nvlink_gb_per_s"], 10**9) if "nvlink_gb_per_s" in e else None,
+            nvlink_source=e.get("nvlink_source", ""),
         )
     return table
 

@@ -79,3 +79,18 @@ def test_parameter_counts_match_public_totals():
     # Published sizes: Llama-2-7B 6,738,415,616; Qwen3-32B 32.8 B.
     assert model_size.resident_params(presets.model("llama-2-7b")) == 6_738_415_616
     assert round(model_size.resident_params(presets.model("qwen3-32b")) / 1e9, 1) == 32.8
+
+
+def test_nvlink_is_each_way_half_the_datasheets_both_ways_figure_with_its_source():
+    # Datasheets give NVLink both directions together: A100 600 GB/s, H100 and H200 900 GB/s, B200 1.8 TB/s.
+    each_way = {"a100-sxm-80gb": 300e9, "h100-sxm": 450e9, "h200-sxm": 450e9, "b200": 900e9}
+    for key, value in each_way.items():
+        hw = presets.hardware(key)
+        assert hw.nvlink_bytes_per_s == value, key
+        assert "NVLink" in hw.nvlink_source and "each way" in hw.nvlink_source, key
+
+
+def test_llama_2_13b_has_the_parameter_count_of_its_checkpoint():
+    # meta-llama/Llama-2-13b-hf: 13,015,864,320 parameters (BF16 safetensors, 26.03 GB).
+    from sim import model_size
+    assert model_size.resident_params(presets.model("llama-2-13b")) == 13_015_864_320
