@@ -13,8 +13,11 @@ by the per-operation roofline of scheduler.StepCost):
   each first token; the request's KV (and a hybrid's recurrent state) then crosses `link` to one of `decode_gpus`
   GPUs that only decode (DistServe, Splitwise).
 
-Colocated policies run on `gpus` GPUs (1 by default). OUR CHOICES, to keep the model small: arrivals are dealt to
-GPUs in turn (round robin), prefill GPUs' requests in arrival order and decode GPUs' in the order their KV lands;
+Colocated policies run on `gpus` GPUs (1 by default). OUR CHOICES, to keep the model small: each request goes to a
+GPU drawn at random (seeded), to a colocated or prefill GPU when it arrives and to a decode GPU when its KV lands, so
+that every GPU sees a Poisson stream of its share of the rate and N colocated GPUs serve exactly N times what one
+does (DistServe §2.2: replicas scale the rate linearly); a dispatcher that deals in turn would smooth each GPU's
+arrivals by itself, and a comparison between policies on different numbers of GPUs would measure the dispatcher;
 each prefill GPU has its own link, which carries one request's KV at a time, first come first served, at the
 link's full bandwidth; a request's KV leaves its prefill GPU's memory when its prompt is done; a request of one
 output token never goes to a decode GPU.
@@ -220,10 +223,22 @@ def _trace(workload: str, rate_per_s: float, n: int, seed: int) -> tuple[Request
     return tuple(Request(i, t, p, o) for i, (t, (p, o)) in enumerate(zip(times, pairs)))
 
 
-def _dealt(reqs, gpus: int) -> list[tuple[Request, ...]]:
-    """The requests of each GPU, dealt in turn, renumbered 0.. on each (scheduler.schedule's ids)."""
-    return [tuple(Request(k, r.arrival_s, r.prompt_tokens, r.output_tokens) for k, r in enumerate(reqs[g::gpus]))
-            for g in range(gpus)]
+def _dealt(order: list[int], gpus: int, stage: str, seed: int) -> list[list[int]]:
+    """The requests (indices, in the order they reach the stage) each GPU gets, each drawn at random; the draws
+    go by position in `order`, so a trace at another rate, its arrivals scaled, is dealt the same way."""
+    if gpus == 1:
+        return [order]
+    rng = random.Random(f"slo.deal:{stage}:{gpus}:{seed}")
+    dealt = [[] for _ in range(gpus)]
+    for i in order:
+        dealt[rng.randrange(gpus)].append(i)
+    return dealt
+
+
+def _own(reqs, mine: list[int], arrivals=None) -> tuple[Request, ...]:
+    """One GPU's requests, renumbered 0.. (scheduler.schedule's ids), arriving when they reach it."""
+    return tuple(Request(k, reqs[i].arrival_s if arrivals is None else arrivals[i], reqs[i].prompt_tokens,
+                         reqs[i].output_tokens) for k, i in enumerate(mine))
 
 
 def _served(reqs, m, hw, max_batch, cost, **how) -> tuple[scheduler.Served, ...]:
@@ -249,14 +264,14 @@ def serve(m: Model, hw: Hardware, policy: str, workload: str = DEFAULT_WORKLOAD,
     if policy != "disaggregated":
         how = {"token_budget": token_budget} if policy == "chunked" else {}
         records: list = [None] * n
-        for g, own in enumerate(_dealt(reqs, gpus)):
-            for k, s in enumerate(_served(own, m, hw, MAX_BATCH, cost, **how)):
+        for mine in _dealt(list(range(n)), gpus, "colocated", seed):
+            for i, s in zip(mine, _served(_own(reqs, mine), m, hw, MAX_BATCH, cost, **how)):
                 if s.served:
-                    records[g + k * gpus] = Record(s.request.arrival_s, s.request.prompt_tokens,
-                                                   s.request.output_tokens, s.first_token_s, s.done_s, 0.0)
+                    records[i] = Record(s.request.arrival_s, s.request.prompt_tokens, s.request.output_tokens,
+                                        s.first_token_s, s.done_s, 0.0)
         return _run(policy, gpus, rate_per_s, records)
     return _run(policy, prefill_gpus + decode_gpus, rate_per_s,
-                _disaggregated(reqs, m, hw, token_budget, prefill_gpus, decode_gpus, link, cost))
+                _disaggregated(reqs, m, hw, token_budget, prefill_gpus, decode_gpus, link, cost, seed))
 
 
 def _run(policy: str, gpus: int, rate_per_s: float, records: list) -> Run:
@@ -264,28 +279,24 @@ def _run(policy: str, gpus: int, rate_per_s: float, records: list) -> Run:
     return Run(policy, gpus, rate_per_s, kept, len(records) - len(kept))
 
 
-def _disaggregated(reqs, m, hw, token_budget, prefill_gpus, decode_gpus, link, cost) -> list:
+def _disaggregated(reqs, m, hw, token_budget, prefill_gpus, decode_gpus, link, cost, seed) -> list:
     """Prefill GPUs, then each request's KV over its prefill GPU's link, then decode GPUs: every request's record
     (None if it could never fit)."""
     n = len(reqs)
     first, landed = [None] * n, [None] * n
     bandwidth = link_bytes_per_s(hw, link)
-    for g, own in enumerate(_dealt(reqs, prefill_gpus)):
+    for mine in _dealt(list(range(n)), prefill_gpus, "prefill", seed):
+        served = _served(_own(reqs, mine), m, hw, MAX_BATCH, cost, role="prefill", token_budget=token_budget)
         link_free_s = 0.0
-        done = sorted((s.first_token_s, k) for k, s in enumerate(_served(own, m, hw, MAX_BATCH, cost, role="prefill",
-                                                                         token_budget=token_budget)) if s.served)
-        for t, k in done:  # the link sends one request's KV at a time, in the order the prompts finish
-            i = g + k * prefill_gpus
-            first[i] = t
+        for t, i in sorted((s.first_token_s, i) for i, s in zip(mine, served) if s.served):
+            first[i] = t  # the link sends one request's KV at a time, in the order the prompts finish
             if reqs[i].output_tokens > 1:
                 link_free_s = max(t, link_free_s) + kv_transfer_bytes(m, reqs[i].prompt_tokens) / bandwidth
                 landed[i] = link_free_s
-    order = sorted((landed[i], i) for i in range(n) if landed[i] is not None)
     done_s = {i: first[i] for i in range(n) if first[i] is not None and landed[i] is None}
-    for g in range(decode_gpus):
-        mine = [i for _, i in order[g::decode_gpus]]
-        own = tuple(Request(k, landed[i], reqs[i].prompt_tokens, reqs[i].output_tokens) for k, i in enumerate(mine))
-        for i, s in zip(mine, _served(own, m, hw, MAX_BATCH, cost, role="decode")):
+    order = [i for _, i in sorted((landed[i], i) for i in range(n) if landed[i] is not None)]
+    for mine in _dealt(order, decode_gpus, "decode", seed):
+        for i, s in zip(mine, _served(_own(reqs, mine, landed), m, hw, MAX_BATCH, cost, role="decode")):
             if s.served:
                 done_s[i] = s.done_s
     return [Record(r.arrival_s, r.prompt_tokens, r.output_tokens, first[i], done_s[i],
