@@ -10,7 +10,20 @@ from __future__ import annotations
 
 import math
 
-from sim import batching, cache, kv_layout, latency, memory, model_size, presets, roofline, scheduler, serving, traces
+from sim import (
+    batching,
+    cache,
+    interference,
+    kv_layout,
+    latency,
+    memory,
+    model_size,
+    presets,
+    roofline,
+    scheduler,
+    serving,
+    traces,
+)
 from sim.display import (
     fmt_bytes,
     fmt_duration,
@@ -45,6 +58,7 @@ def namespace() -> dict:
         "serving": serving, "batching": batching, "latency": latency,
         "scheduler": scheduler, "traces": traces,  # kv-cache-serving: batching-timeline
         "kv_layout": kv_layout,  # kv-cache-serving: kv-blocks (where the KV lives, sharing, preemption)
+        "interference": interference,  # pd-disaggregation: prefill-interference (a prompt in a decode batch)
         "decode_run": serving.decode_run, "batch_point": batching.batch_point, "request": latency.request,
         # plain helpers
         "round": round, "min": min, "max": max, "abs": abs, "int": int, "math": math,
