@@ -95,7 +95,8 @@ TEXT = {
         "what.tpot": "每个请求的（最后一个 token − 首个 token）÷（输出 token 数 − 1）",
         "which.50": "中位数",
         "which.90": "第 90 百分位",
-        "derive.throughput": "{n} 个请求里第一个返回之后返回的那些，输出 token {tokens} ÷ {window} = {value}",
+        "derive.throughput": "{n} 个请求按返回先后排，取中间一半（去掉开头和收尾），"
+                             "输出 token {tokens} ÷ 它们返回所跨的 {window} = {value}",
         "derive.attainment": "TTFT ≤ {ttft} 且 TPOT ≤ {tpot} 的请求 {met} ÷ {n} = {value}",
         "derive.goodput": "达标比例 ≥ {goal} 且跟得上的最高到达率 {rate} 个请求/秒 ÷ {gpus} 张 GPU = {value}",
         "derive.kv_transfer": "每个请求的 KV（提示 token × {per_token}，加递归状态 {state}）÷ 链路 {link}，"
@@ -170,8 +171,9 @@ TEXT = {
         "what.tpot": "(last token − first token) ÷ (output tokens − 1)",
         "which.50": "median",
         "which.90": "90th percentile",
-        "derive.throughput": "of {n} requests, the output tokens of those returned after the first, {tokens}, "
-                             "÷ {window} = {value}",
+        "derive.throughput": "of {n} requests in the order they return, the middle half (not the start, nor the "
+                             "drain at the end): their output tokens, {tokens}, ÷ the {window} they return over = "
+                             "{value}",
         "derive.attainment": "requests with TTFT ≤ {ttft} and TPOT ≤ {tpot}, {met} ÷ {n} = {value}",
         "derive.goodput": "the highest rate that keeps up with ≥ {goal} of requests within both, {rate} req/s, "
                           "÷ {gpus} GPUs = {value}",
