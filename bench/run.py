@@ -76,14 +76,17 @@ async (position) => {
 """
 
 
-TIMELINE = ("kv-cache-serving/", "batching-timeline")  # the page and widget whose arrival-rate slider is timed
-TIMELINE_MOVE = """
-async (position) => {
-  const slider = document.querySelector('#batching-timeline-rate-slider');
-  const timeline = document.querySelector('#batching-timeline [data-svg="timeline"]');
-  // Every move draws the timeline anew: done when its picture is replaced.
+# Widgets that simulate a stream of requests on every move of their arrival-rate slider, timed from `input` until
+# their diagram is replaced: (page, widget, diagram, the highest rate moved to).
+TIMELINE = ("kv-cache-serving/", "batching-timeline", "timeline", 7)  # below static batching's capacity
+SLO = ("en/pd-disaggregation/", "slo-serving", "bars", 3)  # below chunked prefill's goodput on the chat workload
+RATE_MOVE = """
+async ([widget, diagram, position]) => {
+  const slider = document.querySelector(`#${widget}-rate-slider`);
+  const picture = document.querySelector(`#${widget} [data-svg="${diagram}"]`);
+  // Every move draws the diagram anew: done when its picture is replaced.
   const done = new Promise(resolve => new MutationObserver((_, observer) => { observer.disconnect(); resolve(); })
-    .observe(timeline, {childList: true, subtree: true}));
+    .observe(picture, {childList: true, subtree: true}));
   const t0 = performance.now();
   slider.value = String(position);
   slider.dispatchEvent(new Event('input', {bubbles: true}));
@@ -203,20 +206,21 @@ def measure_moves(browser, server: Server, moves: int) -> list[float]:
     return latencies
 
 
-def measure_timeline_moves(browser, server: Server, moves: int) -> list[float]:
-    """The batching timeline's arrival-rate slider: every move simulates both policies to a steady state."""
+def measure_rate_moves(browser, server: Server, moves: int, which: tuple) -> list[float]:
+    """A simulating widget's arrival-rate slider (TIMELINE, SLO): every move runs a stream of requests."""
+    path, widget, diagram, highest = which
     page = browser.new_page()
-    page.goto(server.url(TIMELINE[0]))
-    page.wait_for_selector(f'#{TIMELINE[1]}[data-state="ready"]', timeout=90_000)
-    slider = f"#{TIMELINE[1]}-rate-slider"
+    page.goto(server.url(path))
+    page.wait_for_selector(f'#{widget}[data-state="ready"]', timeout=90_000)
+    slider = f"#{widget}-rate-slider"
     stops = [float(v) for v in page.get_attribute(slider, "data-stops").split(",")]
-    top = max(k for k, rate in enumerate(stops) if rate <= 7)  # below static batching's capacity: a steady state
+    top = max(k for k, rate in enumerate(stops) if rate <= highest)
     latencies = []
     for i in range(moves):
         position = (i * 5) % (top + 1)
         if page.evaluate(f"document.querySelector('{slider}').value") == str(position):
             position += 1  # a move to where it already is redraws nothing
-        latencies.append(page.evaluate(TIMELINE_MOVE, position))
+        latencies.append(page.evaluate(RATE_MOVE, [widget, diagram, position]))
     page.close()
     return latencies
 
@@ -250,7 +254,8 @@ def main() -> None:
             rounds = measure_load(Profiles(p, Path(scratch)), server, without_wasm, args.runs)
             browser = p.chromium.launch(executable_path=executable(), args=ARGS)
             moves = measure_moves(browser, server, args.moves)
-            timeline_moves = measure_timeline_moves(browser, server, max(10, args.moves // 5))
+            timeline_moves = measure_rate_moves(browser, server, max(10, args.moves // 5), TIMELINE)
+            slo_moves = measure_rate_moves(browser, server, max(10, args.moves // 5), SLO)
             browser.close()
         server.close()
         without_wasm.close()
@@ -296,6 +301,8 @@ def main() -> None:
          f"p50 {percentile(moves, 50):.1f}, p95 {percentile(moves, 95):.1f}", "p50 ≤ 17, p95 ≤ 33"),
         (f"batching-timeline rate move -> view ({len(timeline_moves)} moves, ms)",
          f"p50 {percentile(timeline_moves, 50):.1f}, p95 {percentile(timeline_moves, 95):.1f}", ""),
+        (f"slo-serving rate move -> view ({len(slo_moves)} moves, ms)",
+         f"p50 {percentile(slo_moves, 50):.1f}, p95 {percentile(slo_moves, 95):.1f}", ""),
     ]
     width = max(len(r[0]) for r in rows)
     for name, value, budget in rows:

@@ -711,6 +711,7 @@ class _Simulation:
         # Paged: the decoders' origins summed and counted by residue mod BLOCK_SIZE, so that their blocks at any step
         # take BLOCK_SIZE operations to count, not one per decoder (blocks_during runs every step).
         self.origin_sum, self.residues = 0, [0] * BLOCK_SIZE
+        self.version, self.blocks_key, self.blocks_value = 0, None, 0  # blocks_during's last answer (see there)
         self.leave_at = {}
         self.segments = []
         self.peak = 0
@@ -737,16 +738,23 @@ class _Simulation:
         """Paged: blocks the decoders hold during `step` (cached rows plus the one it writes)."""
         # Each decoder holds (step - o) // b + 1 blocks (ceil((step - o + 1) / b)); summed over them,
         # sum((step - o) // b) = (D step - sum(o) - sum((step - o) mod b)) / b, and (step - o) mod b depends on o mod b.
+        # The same step is asked about several times between two changes of the decoders (admission, preemption,
+        # a run's length): the last answer is kept, keyed by the step and the decoders' version.
+        if self.blocks_key == (step, self.version):
+            return self.blocks_value
         b, d = BLOCK_SIZE, len(self.origin)
         remainders = sum(n * ((step - r) % b) for r, n in enumerate(self.residues) if n)
-        return (d * step - self.origin_sum - remainders) // b + d
+        self.blocks_key, self.blocks_value = (step, self.version), (d * step - self.origin_sum - remainders) // b + d
+        return self.blocks_value
 
     def add_decoder(self, i: int, origin: int) -> None:
+        self.version += 1
         self.origin[i] = origin
         self.origin_sum += origin
         self.residues[origin % BLOCK_SIZE] += 1
 
     def remove_decoder(self, i: int) -> int:
+        self.version += 1
         origin = self.origin.pop(i)
         self.origin_sum -= origin
         self.residues[origin % BLOCK_SIZE] -= 1
@@ -755,6 +763,24 @@ class _Simulation:
     def used_during(self, step: int) -> int:
         """Memory held during `step` by the requests admitted so far."""
         return self.reserved + (self.blocks_during(step) * self.block_bytes if self.paged else 0)
+
+    def used_at_most(self, step: int) -> int:
+        """An upper bound on used_during(step) in a few operations: a decoder of r rows holds ceil(r / b) blocks,
+        at most (r + b - 1) / b, so all of them together hold at most floor((sum of rows + D (b - 1)) / b)."""
+        if not self.paged:
+            return self.reserved
+        b, d = BLOCK_SIZE, len(self.origin)
+        rows = d * (step + 1) - self.origin_sum  # each decoder's cached rows during `step`, and the one it writes
+        return self.reserved + (rows + d * (b - 1)) // b * self.block_bytes
+
+    def fits_during(self, step: int) -> bool:
+        """used_during(step) <= capacity, settled by the upper bound when it can be."""
+        return self.used_at_most(step) <= self.capacity or self.used_during(step) <= self.capacity
+
+    def note_peak(self, step: int) -> None:
+        """Raise the peak to used_during(step), computed only when the upper bound could raise it."""
+        if self.used_at_most(step) > self.peak:
+            self.peak = max(self.peak, self.used_during(step))
 
     def cost_of_joining(self, i: int) -> int:
         """Memory request i takes when it is admitted: its reservation, or its state and its prompt's blocks."""
@@ -765,11 +791,11 @@ class _Simulation:
     def make_room(self) -> bool:
         """Paged: preempt the decoders admitted last until the next step's blocks fit; True if any was."""
         preempted = False
-        while self.paged and self.origin and self.used_during(self.step) > self.capacity:
+        while self.paged and self.origin and not self.fits_during(self.step):
             self.preempt(next(reversed(self.origin)))
             preempted = True
         if self.paged:
-            self.peak = max(self.peak, self.used_during(self.step))
+            self.note_peak(self.step)
         return preempted
 
     def preempt(self, i: int) -> None:
@@ -797,6 +823,8 @@ class _Simulation:
         """First come first served: waiting requests that fit in memory, up to `room` of them. One that could
         never fit, even alone, is rejected (left without times)."""
         admitted = []
+        if not self.waiting:  # nothing changes: every caller has noted this step's peak already
+            return admitted
         used = self.used_during(self.step)
         room_bytes = self.capacity - self.watermark
         while self.waiting and len(admitted) < room:
@@ -874,13 +902,13 @@ class _Simulation:
         self.t += _elapsed(first, growth, steps)
         self.context_sum += self.decoders * steps
         if self.paged:
-            self.peak = max(self.peak, self.used_during(self.step + steps - 1))
+            self.note_peak(self.step + steps - 1)
         self.end_steps(steps)
 
     def steps_that_fit(self, steps: int) -> int:
         """The most steps, up to `steps` and at least 1 (make_room saw to the first), whose blocks all fit: the
         blocks only grow from step to step, so the last one that fits is found by bisection."""
-        if self.used_during(self.step + steps - 1) <= self.capacity:
+        if self.fits_during(self.step + steps - 1):
             return steps
         lo, hi = 1, steps  # step lo - 1 fits, step hi - 1 does not
         while hi - lo > 1:

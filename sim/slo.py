@@ -47,7 +47,9 @@ TOKEN_BUDGETS = (512, 2_048, 8_192)  # vLLM's docs: 2,048 favours ITL, more than
 DEFAULT_TOKEN_BUDGET = 2_048
 LINKS = ("nvlink", "25gbps")
 LINK_25GBPS_BYTES_PER_S = 25e9 / 8  # DistServe §6's testbed: 25 Gbps between nodes
-# vLLM's default max_num_seqs (EngineArgs, 256): requests in a step at most, in every policy.
+# Requests in a step at most, in every policy: vLLM's default max_num_seqs for its OpenAI server on an A100
+# (EngineArgs: 256, with max_num_batched_tokens 2,048; on GPUs of 70 GiB or more other than the A100, 1,024 and
+# 8,192). OUR CHOICE: 256 on every GPU; the serving batches here stay far below it.
 MAX_BATCH = 256
 MAX_GPUS = 16
 

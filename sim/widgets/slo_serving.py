@@ -72,11 +72,13 @@ TEXT = {
         "misses": "这个到达率下只有 {share} 的请求两个目标都达到，低于 {goal_share} 的目标。",
         "colocated_gpus": "同卡混跑只用 1 张 GPU：prefill / decode GPU 数和传输链路只对 P/D 分离起作用。",
         "no_goodput": "最低的到达率 {lowest_rate} 个请求/秒下都达不到目标：goodput 为 0。",
-        "note": "每张 GPU 都是连续批处理，KV 按 vLLM 的 16 token 一块分页，每一步按逐算子屋顶线计时（100% 算力和带宽，"
-                "是下界）；每步最多 {max_batch} 个请求（vLLM 的 max_num_seqs 默认值）。请求轮流分给各张卡。"
+        "note": "每张 GPU 都是连续批处理，KV 按 vLLM 的 16 token 一块分页，"
+                "每一步按逐算子屋顶线计时（算力和带宽按下面设的实际比例，都为 1 时是下界）；"
+                "每步最多 {max_batch} 个请求（vLLM 服务端在 A100 上 max_num_seqs 的默认值）。请求轮流分给各张卡。"
                 "TTFT = 首个 token − 到达；TPOT = (最后一个 token − 首个 token) ÷ (输出 token 数 − 1)，"
                 "所以 P/D 分离时 KV 的传输和在 decode 卡上的排队都算进 TPOT。每次模拟 {n} 个请求，去掉最先到的 "
-                "{warmup}，那时 GPU 还是空的。goodput 从 0.1 个请求/秒起、每 0.1 一档，找出 GPU 跟得上、"
+                "{warmup}，那时 GPU 还是空的。goodput 从 {lowest_rate} 个请求/秒起、每 {rate_step} 一档，"
+                "找出 GPU 跟得上、"
                 "且达标比例不低于目标的最高到达率，再除以 GPU 数（DistServe 对每卡 goodput 的定义）。",
         "bars_label": "TTFT 和 TPOT 的中位数与 p90，对照各自的目标",
         "bar.ttft": "TTFT",
@@ -147,13 +149,14 @@ TEXT = {
                           "the disaggregated policy only.",
         "no_goodput": "Even the lowest rate, {lowest_rate} req/s, misses the goal: the goodput is 0.",
         "note": "Every GPU runs continuous batching with KV paged in vLLM's blocks of 16 tokens, each step costed by "
-                "the per-operation roofline (100% of compute and bandwidth: a lower bound), at most {max_batch} "
-                "requests per step (vLLM's default max_num_seqs). Requests are dealt to GPUs in turn. TTFT = first "
-                "token − arrival; TPOT = (last token − first token) ÷ (output tokens − 1), so a disaggregated "
-                "request's KV transfer and its wait for a decode GPU count in its TPOT. Each run is {n} requests, "
-                "without the first {warmup}, which met empty GPUs. Goodput tries rates from 0.1 req/s in steps of "
-                "0.1 and takes the highest at which the GPUs keep up and the goal share meets both targets, divided "
-                "by the GPUs (DistServe's per-GPU goodput).",
+                "the per-operation roofline at the shares of peak compute and bandwidth set below (both 1: a lower "
+                "bound), at most {max_batch} requests per step (vLLM's server default max_num_seqs on an A100). "
+                "Requests are dealt to GPUs in turn. TTFT = first token − arrival; TPOT = (last token − first token) "
+                "÷ (output tokens − 1), so a disaggregated request's KV transfer and its wait for a decode GPU count "
+                "in its TPOT. Each run is {n} requests, without the first {warmup}, which met empty GPUs. Goodput "
+                "tries rates from {lowest_rate} req/s in steps of {rate_step} and takes the highest at which the GPUs "
+                "keep up and the "
+                "goal share meets both targets, divided by the GPUs (DistServe's per-GPU goodput).",
         "bars_label": "Median and p90 of TTFT and TPOT against their targets",
         "bar.ttft": "TTFT",
         "bar.tpot": "TPOT",
@@ -199,6 +202,8 @@ WIDGET = Widget(
         Range("goal", default=round(slo.DEFAULT_GOAL * 100), min=50, max=99),
         choices.hardware(),
         choices.model(),
+        choices.compute_efficiency(),
+        choices.bandwidth_efficiency(),
     ),
     layout=(
         Controls(),
@@ -273,6 +278,7 @@ def render(state) -> dict:
         "goal_share": output(s["goal"], fmt_share(goal)),
         "keep": output(slo.KEEP_UP * 100, fmt_share(slo.KEEP_UP)),
         "lowest_rate": output(slo.RATE_GRID_PER_S[0], fmt_sig(slo.RATE_GRID_PER_S[0])),
+        "rate_step": output(slo.RATE_STEP_PER_S, fmt_sig(slo.RATE_STEP_PER_S)),
         "max_batch": output(slo.MAX_BATCH, fmt_grouped(slo.MAX_BATCH)),
         "n": output(slo.REQUESTS, fmt_grouped(slo.REQUESTS)),
         "warmup": output(slo.WARMUP_SHARE * 100, fmt_share(slo.WARMUP_SHARE)),
