@@ -100,12 +100,23 @@ class Select:
         return self.options
 
     def coerce(self, value) -> str:
-        return value if isinstance(value, str) and value in self.options else self.default
+        text = _option_text(value)
+        return text if text in self.options else self.default
 
     def problem(self, value) -> str | None:
-        if value not in self.options:
+        if _option_text(value) not in self.options:
             return f"{self.name} must be one of {', '.join(self.options)}; got {value!r}"
         return None
+
+
+def _option_text(value) -> str | None:
+    """A Select's value as text: text as it is, a whole number as its digits (a lesson's YAML and a scenario
+    link's value read as YAML turn an option "256" into 256), anything else None."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
 
 
 @dataclass(frozen=True)

@@ -249,6 +249,19 @@ def test_config_problems_name_the_parameter():
     assert "one of" in config_problems(roofline_widget.WIDGET.controls, {"model": "gpt"})[0][1]
 
 
+def test_a_select_of_numbers_takes_the_number_a_lesson_or_a_link_writes():
+    # `chunk_tokens: 256` in a widget's YAML, or ?prefill-interference.chunk_tokens=256 read as YAML, is the int 256:
+    # it names the option "256" (it was refused, and coerced to the default)
+    from sim.widgets import prefill_interference
+    controls = prefill_interference.WIDGET.controls
+    assert config_problems(controls, {"chunk_tokens": 256}) == []
+    assert coerce_state(controls, {"chunk_tokens": 256})["chunk_tokens"] == "256"
+    assert widgets.render("prefill-interference", {"chunk_tokens": 256})["state"]["chunk_tokens"] == "256"
+    assert "one of" in config_problems(controls, {"chunk_tokens": 300})[0][1]
+    assert "one of" in config_problems(controls, {"chunk_tokens": True})[0][1]  # not the option "1" or "True"
+    assert coerce_state(controls, {"chunk_tokens": 256.5})["chunk_tokens"] == "0"
+
+
 @pytest.mark.parametrize("layout", ["wide", "narrow"])
 def test_roofline_byte_bars_share_one_scale_and_split_by_kind(layout):
     view = widgets.render("roofline", {"B": 58, "context": 4096})
