@@ -22,6 +22,7 @@ from sim import (
     roofline,
     scheduler,
     serving,
+    slo,
     traces,
 )
 from sim.display import (
@@ -58,7 +59,8 @@ def namespace() -> dict:
         "serving": serving, "batching": batching, "latency": latency,
         "scheduler": scheduler, "traces": traces,  # kv-cache-serving: batching-timeline
         "kv_layout": kv_layout,  # kv-cache-serving: kv-blocks (where the KV lives, sharing, preemption)
-        "interference": interference,  # pd-disaggregation: prefill-interference (a prompt in a decode batch)
+        "interference": interference,  # pd-disaggregation: prefill-interference
+        "slo": slo,  # pd-disaggregation: slo-serving (latency targets, goodput, P/D on separate GPUs)
         "decode_run": serving.decode_run, "batch_point": batching.batch_point, "request": latency.request,
         # plain helpers
         "round": round, "min": min, "max": max, "abs": abs, "int": int, "math": math,

@@ -112,6 +112,7 @@ POLICIES = ("static", "continuous")
 KV_POLICIES = kv_layout.POLICIES  # contiguous-max, contiguous-pow2, contiguous-oracle, paged
 BLOCK_SIZE = kv_layout.DEFAULT_BLOCK_SIZE
 MAX_BATCH = 4_096
+MAX_TOKEN_BUDGET = 1_000_000  # tokens per chunked step, a guard against a typo
 
 # The scenario serve() runs by default, which the batching-timeline widget starts from. All OUR CHOICE: an
 # arrival rate both policies sustain on the anchor model and an H100 at max_batch 16 (static's capacity is
@@ -638,12 +639,27 @@ def percentile(ordered, p: float) -> float:
     return ordered[i] + (ordered[i + 1] - ordered[i]) * (k - i)
 
 
+ROLES = ("both", "prefill", "decode")  # what one GPU runs: both phases, or one of them (sim/slo.py's disaggregation)
+
+
 def schedule(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy: str = DEFAULT_KV_POLICY,
-             state_dtype: str = "fp32", cost: StepCost | None = None) -> Schedule:
-    """Serve `reqs` (ids 0..n-1 in arrival order) on one GPU under `policy`; see the module docstring."""
+             state_dtype: str = "fp32", cost: StepCost | None = None, token_budget: int | None = None,
+             role: str = "both") -> Schedule:
+    """Serve `reqs` (ids 0..n-1 in arrival order) on one GPU under `policy`; see the module docstring.
+
+    Continuous batching only, with paged KV: `token_budget` chunks prompts as vLLM V1 does (_Simulation.run_chunked);
+    role "prefill" computes only prompts, in chunks (a request is done with its first token), and role "decode"
+    takes requests whose prompt's KV arrives with them (each request's arrival is its KV's)."""
     check_choice("policy", policy, POLICIES)
     check_choice("kv_policy", kv_policy, KV_POLICIES)
+    check_choice("role", role, ROLES)
     max_batch = check_int("max_batch", max_batch, 1, MAX_BATCH)
+    if token_budget is not None:
+        token_budget = check_int("token_budget", token_budget, max_batch, MAX_TOKEN_BUDGET)
+    if (token_budget is not None or role != "both") and (policy != "continuous" or kv_policy != "paged"):
+        raise ValueError("a token budget or a single role needs continuous batching with paged KV")
+    if (role == "prefill" and token_budget is None) or (role == "decode" and token_budget is not None):
+        raise ValueError("a prefill instance needs a token budget, a decode instance none")
     reqs = tuple(reqs)
     if [r.id for r in reqs] != list(range(len(reqs))):
         raise ValueError("requests must have ids 0..n-1")
@@ -654,7 +670,14 @@ def schedule(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_polic
     paged = kv_policy == "paged"
     sim = _Simulation(reqs, cost, max_batch, need, free_bytes(m, hw), paged, cache.state_bytes_per_request(
         m, state_dtype), BLOCK_SIZE * cache.kv_bytes_per_token(m))
-    sim.run_static() if policy == "static" else sim.run_continuous()
+    if policy == "static":
+        sim.run_static()
+    elif token_budget is not None:
+        sim.prefill_only = role == "prefill"
+        sim.run_chunked(token_budget)
+    else:
+        sim.prefilled = role == "decode"
+        sim.run_continuous()
     served = tuple(Served(r, sim.start[i], sim.first[i], sim.done[i], sim.finish[i], sim.batch[i], sim.preempted[i])
                    for i, r in enumerate(reqs))
     return Schedule(policy=policy, max_batch=max_batch, kv_policy=kv_policy, capacity_bytes=sim.capacity,
@@ -694,6 +717,9 @@ class _Simulation:
         self.t, self.next_arrival, self.step = 0.0, 0, 0
         self.waiting = deque()
         self.decoders, self.context_sum = 0, 0
+        self.partial = {}  # chunked: requests whose prompt is being computed, in admission order -> tokens done
+        self.prefill_only = False  # chunked: a prefill instance, whose requests leave with their first token
+        self.prefilled = False  # continuous: a decode instance, whose requests arrive with their prompt's KV
         # Memory held apart from the decoders' paged blocks: contiguous reservations, or (paged) every admitted
         # request's state plus the blocks of finished members a static batch still holds.
         self.reserved = 0
@@ -899,12 +925,104 @@ class _Simulation:
             self.reserved += held - self.state_bytes
             self.held[i] = held
 
+    def join_prefilled(self, joiners: list) -> None:
+        """A decode instance: requests whose prompt was computed elsewhere join the batch with its KV (its first
+        token already sampled there) and decode from the next step; no step is spent on them here."""
+        for i in joiners:
+            r = self.reqs[i]
+            self.start[i] = self.first[i] = self.t
+            self.decoders += 1
+            self.context_sum += r.prompt_tokens
+            self.add_decoder(i, self.step - r.prompt_tokens)
+            self.expect(self.step + r.output_tokens - 2, i)  # output - 1 decode steps, from this one
+
+    def chunk_step(self, parts: list) -> None:
+        """One step of chunked prefill: every decoder's next token, and each (request, tokens before, chunk) of
+        `parts`, a piece of a prompt (plus any tokens it recomputes); a request whose prompt this step completes
+        samples its next token (its first, unless recomputing). Costed as interference.step: the chunk's attention
+        over the earlier chunks and itself, its state written once or carried on."""
+        cost, reqs = self.cost, self.reqs
+        tokens, state, attention, completing = 0, 2 * self.decoders, [], []
+        for i, before, chunk in parts:
+            if self.start[i] is None:
+                self.start[i] = self.t
+            tokens += chunk
+            attention.append(cost.chunk_attention_s(chunk, before))
+            state += 1 if before == 0 else 2
+            if before + chunk == reqs[i].prompt_tokens + self.generated[i]:
+                completing.append(i)
+        # The operations in StepCost.time_s's order: a whole prompt's step equals prefill_step's to the last bit.
+        dt = (cost.matmuls_s(tokens + self.decoders, self.decoders + len(completing)) + math.fsum(attention)
+              + cost.decode_attention_s(self.decoders, self.context_sum) + cost.state_s * state)
+        self.segments.append(Segment(self.t, 1, dt, 0.0, self.decoders + len(parts), len(parts)))
+        self.t += dt
+        self.context_sum += self.decoders
+        s0 = self.step
+        self.end_steps(1)
+        for i, before, chunk in parts:
+            self.partial[i] = before + chunk
+        for i in completing:
+            del self.partial[i]
+            q = reqs[i].prompt_tokens + self.generated[i]
+            self.reserved -= _paged_blocks(q) * self.block_bytes  # from here on counted as a decoder's blocks
+            if self.first[i] is None:
+                self.first[i] = self.t
+            left = reqs[i].output_tokens - self.generated[i] - 1
+            if self.prefill_only:  # it leaves with its first token, its KV sent on (sim/slo.py)
+                self.done[i] = self.finish[i] = self.t
+                self.reserved -= self.state_bytes
+            elif left == 0:
+                self.leave(i, q)
+            else:
+                self.decoders += 1
+                self.context_sum += q
+                self.add_decoder(i, s0 + 1 - q)
+                self.expect(s0 + left, i)
+
+    def run_chunked(self, token_budget: int) -> None:
+        """vLLM V1's schedule: each step first gives every decoder its token, then fills the rest of
+        `token_budget` tokens with prompt chunks, first the prompts already begun, then waiting requests first come
+        first served (as many as memory and max_batch allow); steps with no prompt work are decode runs."""
+        self.returns_at_once = True
+        while True:
+            self.arrive()
+            preempted = self.make_room()
+            left, parts = token_budget - self.decoders, []
+            for i, before in self.partial.items():
+                if left <= 0:
+                    break
+                chunk = min(self.reqs[i].prompt_tokens + self.generated[i] - before, left)
+                parts.append((i, before, chunk))
+                left -= chunk
+            # As vLLM V1's scheduler: no waiting request is admitted in a step that had to preempt.
+            while not preempted and left > 0 and self.decoders + len(self.partial) < self.max_batch:
+                admitted = self.admit(1)
+                if not admitted:
+                    break
+                i = admitted[0]
+                q = self.reqs[i].prompt_tokens + self.generated[i]
+                self.reserved += _paged_blocks(q) * self.block_bytes  # its prompt's blocks, held across its chunks
+                self.partial[i] = 0
+                parts.append((i, 0, min(q, left)))
+                left -= parts[-1][2]
+            if parts:
+                self.chunk_step(parts)
+            elif self.decoders:
+                room = not self.waiting and self.decoders < self.max_batch
+                upcoming = room and self.next_arrival < len(self.reqs)
+                self.decode_steps(self.arrival[self.next_arrival] if upcoming else None)
+            elif not self.idle():
+                return
+
     def run_continuous(self) -> None:
         self.returns_at_once = True
         while True:
             self.arrive()
             # As vLLM V1's scheduler: no waiting request is admitted in a step that had to preempt.
             joiners = [] if self.make_room() else self.admit(self.max_batch - self.decoders)
+            if self.prefilled:  # a decode instance: new requests join with their KV; a preempted one recomputes
+                self.join_prefilled([i for i in joiners if not self.generated[i]])
+                joiners = [i for i in joiners if self.generated[i]]
             if joiners:
                 self.prefill_step(joiners)
             elif self.decoders:

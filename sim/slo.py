@@ -1,0 +1,330 @@
+"""Serving under latency targets: prefill and decode on the same GPUs or on separate ones, and the goodput per GPU.
+
+A trace of requests (Poisson arrivals at `rate_per_s`, lengths from a workload preset) is served under one of three
+policies, each GPU simulated by sim/scheduler.py (continuous batching, paged KV in blocks of 16, every step costed
+by the per-operation roofline of scheduler.StepCost):
+
+- "prefill-first": colocated; a joiner's whole prompt is computed in the step it joins, beside every decoder's next
+  token, so each decoder waits for it (kv-cache-serving's continuous batching; vLLM before V1 ran new prompts first);
+- "chunked": colocated; vLLM V1's schedule (docs/configuration/optimization.md: chunked prefill always on, decodes
+  first, then prefill chunks up to `max_num_batched_tokens`): each step first gives every running request its next
+  token, then fills the rest of `token_budget` tokens with prompt chunks, first come first served;
+- "disaggregated": `prefill_gpus` GPUs compute only prompts (in chunks within the same token budget) and sample
+  each first token; the request's KV (and a hybrid's recurrent state) then crosses `link` to one of `decode_gpus`
+  GPUs that only decode (DistServe, Splitwise).
+
+Colocated policies run on `gpus` GPUs (1 by default). OUR CHOICES, to keep the model small: arrivals are dealt to
+GPUs in turn (round robin), prefill GPUs' requests in arrival order and decode GPUs' in the order their KV lands;
+each prefill GPU has its own link, which carries one request's KV at a time, first come first served, at the
+link's full bandwidth; a request's KV leaves its prefill GPU's memory when its prompt is done; a request of one
+output token never goes to a decode GPU.
+
+Metrics (DistServe §1's definitions, in seconds): TTFT = first token - arrival (on a prefill GPU, before its KV is
+sent); TPOT = (last token - first token) / (output - 1), so a disaggregated request's transfer and its wait for a
+decode GPU count in its TPOT; attainment = share of measured requests meeting both targets; goodput = the highest
+rate of RATE_GRID_PER_S at which attainment reaches `goal` and the GPUs keep up (returns per second at least
+KEEP_UP of the rate), and per GPU that rate over the GPUs used (DistServe §1's per-GPU goodput).
+Every run is REQUESTS requests (OUR CHOICE, what a control's move can afford); the first WARMUP_SHARE of them,
+served by GPUs that started empty, are left out of every metric, as in scheduler.Schedule.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import random
+from dataclasses import dataclass
+from functools import cached_property
+from typing import NamedTuple
+
+from sim import cache, scheduler, traces
+from sim.presets import Hardware, Model
+from sim.traces import Request
+from sim.validate import check_choice, check_int, check_positive
+
+POLICIES = ("prefill-first", "chunked", "disaggregated")
+TOKEN_BUDGETS = (512, 2_048, 8_192)  # vLLM's docs: 2,048 favours ITL, more than 8,192 throughput
+DEFAULT_TOKEN_BUDGET = 2_048
+LINKS = ("nvlink", "25gbps")
+LINK_25GBPS_BYTES_PER_S = 25e9 / 8  # DistServe §6's testbed: 25 Gbps between nodes
+# vLLM's default max_num_seqs (EngineArgs, 256): requests in a step at most, in every policy.
+MAX_BATCH = 256
+MAX_GPUS = 16
+
+# Lengths, inclusive uniform integer bounds (prompt_low, prompt_high, output_low, output_high).
+# "distserve" is DistServe's Figure 1 (input 512, output 64). The other three are OUR CHOICE, shaped after the three
+# applications DistServe evaluates (§6: a chatbot on ShareGPT, code completion on HumanEval, summarisation on
+# LongBench) but not measured from those datasets: chat as traces.py's chat preset (vLLM §6.5's bounds), code with
+# short prompts and answers, summarisation with long documents and short summaries.
+BOUNDS = {
+    "distserve": (512, 512, 64, 64),
+    "chat": traces.BOUNDS["chat"],
+    "code": (64, 512, 16, 256),
+    "summarisation": (1_024, 4_096, 16, 256),
+}
+WORKLOADS = tuple(BOUNDS)
+DEFAULT_WORKLOAD = "chat"
+
+DEFAULT_TTFT_SLO_S = 0.25  # DistServe §6.2, OPT-13B chatbot
+DEFAULT_TPOT_SLO_S = 0.1
+DEFAULT_GOAL = 0.9  # DistServe §1: 90% of requests within both targets
+
+REQUESTS = 1_000
+WARMUP_SHARE = scheduler.WARMUP_SHARE
+KEEP_UP = 0.95  # returns per second at least this share of the offered rate, or the queue is growing (OUR CHOICE)
+# The rates goodput tries (OUR CHOICE): 0.1 to 100 requests per second, in steps of 0.1.
+RATE_STEP_PER_S = 0.1
+RATE_GRID_PER_S = tuple(round((k + 1) * RATE_STEP_PER_S, 1) for k in range(1_000))
+DEFAULT_RATE_PER_S = 2.0
+DEFAULT_SEED = 0
+
+
+def link_bytes_per_s(hw: Hardware, link: str) -> float:
+    """Bytes per second one way: the GPU's NVLink, or a 25 Gbps network."""
+    check_choice("link", link, LINKS)
+    if link == "25gbps":
+        return LINK_25GBPS_BYTES_PER_S
+    if hw.nvlink_bytes_per_s is None:
+        raise ValueError(f"{hw.name} has no NVLink figure with a source")
+    return hw.nvlink_bytes_per_s
+
+
+def kv_transfer_bytes(m: Model, prompt_tokens: int, state_dtype: str = "fp32") -> int:
+    """What a decode GPU needs from the prefill GPU: the prompt's KV and the request's recurrent state."""
+    return prompt_tokens * cache.kv_bytes_per_token(m) + cache.state_bytes_per_request(m, state_dtype)
+
+
+def kv_transfer_s(m: Model, hw: Hardware, link: str, prompt_tokens: int, state_dtype: str = "fp32") -> float:
+    """One request's KV over the link at full bandwidth."""
+    return kv_transfer_bytes(m, prompt_tokens, state_dtype) / link_bytes_per_s(hw, link)
+
+
+@functools.lru_cache(maxsize=16)
+def lengths(workload: str, n: int, seed: int = DEFAULT_SEED) -> tuple[tuple[int, int], ...]:
+    """n (prompt_tokens, output_tokens) pairs of the workload, from a generator of its own (see traces.py)."""
+    check_choice("workload", workload, BOUNDS)
+    p_lo, p_hi, o_lo, o_hi = BOUNDS[workload]
+    rng = random.Random(f"slo.lengths:{workload}:{seed}")
+    return tuple((rng.randint(p_lo, p_hi), rng.randint(o_lo, o_hi)) for _ in range(n))
+
+
+class Record(NamedTuple):
+    """One request as its client sees it, in seconds from t = 0."""
+
+    arrival_s: float
+    prompt_tokens: int
+    output_tokens: int
+    first_token_s: float
+    done_s: float
+    transfer_s: float  # its prompt done to its KV on a decode GPU, the wait for the link included (0 colocated)
+
+    @property
+    def ttft_s(self) -> float:
+        return self.first_token_s - self.arrival_s
+
+    @property
+    def tpot_s(self) -> float | None:
+        o = self.output_tokens
+        return (self.done_s - self.first_token_s) / (o - 1) if o > 1 else None
+
+    def meets(self, ttft_slo_s: float, tpot_slo_s: float) -> bool:
+        tpot = self.tpot_s
+        return self.ttft_s <= ttft_slo_s and (tpot is None or tpot <= tpot_slo_s)
+
+
+@dataclass(frozen=True)
+class Run:
+    """A trace served under one policy: every request's record, in arrival order."""
+
+    policy: str
+    gpus: int
+    rate_per_s: float
+    records: tuple[Record, ...]
+    rejected: int  # requests that could never fit in a GPU's memory, left out of every metric
+
+    @cached_property
+    def measured(self) -> tuple[Record, ...]:
+        return self.records[math.ceil(WARMUP_SHARE * len(self.records)):]
+
+    @cached_property
+    def ttfts_s(self) -> tuple[float, ...]:
+        return tuple(sorted(r.ttft_s for r in self.measured))
+
+    @cached_property
+    def tpots_s(self) -> tuple[float, ...]:
+        return tuple(sorted(t for r in self.measured if (t := r.tpot_s) is not None))
+
+    @property
+    def ttft_p50_s(self) -> float:
+        return scheduler.percentile(self.ttfts_s, 50)
+
+    @property
+    def ttft_p90_s(self) -> float:
+        return scheduler.percentile(self.ttfts_s, 90)
+
+    @property
+    def tpot_p50_s(self) -> float:
+        return scheduler.percentile(self.tpots_s, 50)
+
+    @property
+    def tpot_p90_s(self) -> float:
+        return scheduler.percentile(self.tpots_s, 90)
+
+    @cached_property
+    def _window(self) -> tuple[float, int, int]:
+        """(seconds, requests, output tokens) of the measured requests returned after the first of them."""
+        done = sorted((r.done_s, r.output_tokens) for r in self.measured)
+        if len(done) < 2:
+            return 0.0, 0, 0
+        later = done[1:]
+        return done[-1][0] - done[0][0], len(later), sum(o for _, o in later)
+
+    @property
+    def requests_per_s(self) -> float:
+        seconds, requests, _ = self._window
+        return requests / seconds if seconds > 0 else 0.0
+
+    @property
+    def throughput_tokens_per_s(self) -> float:
+        """Output tokens per second over the window, all GPUs together."""
+        seconds, _, tokens = self._window
+        return tokens / seconds if seconds > 0 else 0.0
+
+    @property
+    def keeps_up(self) -> bool:
+        """Returns per second reach KEEP_UP of the offered rate: the queue is not growing without bound."""
+        return self.requests_per_s >= KEEP_UP * self.rate_per_s
+
+    @property
+    def transfer_mean_s(self) -> float:
+        """Mean time from a prompt done to its KV on a decode GPU (0 colocated)."""
+        return math.fsum(r.transfer_s for r in self.measured) / len(self.measured) if self.measured else 0.0
+
+    def attainment(self, ttft_slo_s: float = DEFAULT_TTFT_SLO_S, tpot_slo_s: float = DEFAULT_TPOT_SLO_S) -> float:
+        """Share of the measured requests meeting both targets (0 if none is measured)."""
+        if not self.measured:
+            return 0.0
+        return sum(r.meets(ttft_slo_s, tpot_slo_s) for r in self.measured) / len(self.measured)
+
+
+def _trace(workload: str, rate_per_s: float, n: int, seed: int) -> tuple[Request, ...]:
+    pairs = lengths(workload, n, seed)
+    times = traces.arrivals(n, rate_per_s, seed)
+    return tuple(Request(i, t, p, o) for i, (t, (p, o)) in enumerate(zip(times, pairs)))
+
+
+def _dealt(reqs, gpus: int) -> list[tuple[Request, ...]]:
+    """The requests of each GPU, dealt in turn, renumbered 0.. on each (scheduler.schedule's ids)."""
+    return [tuple(Request(k, r.arrival_s, r.prompt_tokens, r.output_tokens) for k, r in enumerate(reqs[g::gpus]))
+            for g in range(gpus)]
+
+
+def _served(reqs, m, hw, max_batch, cost, **how) -> tuple[scheduler.Served, ...]:
+    return scheduler.schedule(reqs, m, hw, "continuous", max_batch, kv_policy="paged", cost=cost, **how).requests
+
+
+@functools.lru_cache(maxsize=64)
+def serve(m: Model, hw: Hardware, policy: str, workload: str = DEFAULT_WORKLOAD,
+          rate_per_s: float = DEFAULT_RATE_PER_S, token_budget: int = DEFAULT_TOKEN_BUDGET, prefill_gpus: int = 1,
+          decode_gpus: int = 1, link: str = "nvlink", gpus: int = 1, n: int = REQUESTS,
+          seed: int = DEFAULT_SEED) -> Run:
+    """The workload at a Poisson rate (all GPUs together) served under `policy`; see the module docstring.
+    `gpus` is the colocated policies' GPU count; prefill_gpus, decode_gpus and link are the disaggregated one's."""
+    check_choice("policy", policy, POLICIES)
+    check_positive("rate_per_s", rate_per_s)
+    token_budget = check_int("token_budget", token_budget, MAX_BATCH, scheduler.MAX_TOKEN_BUDGET)
+    gpus = check_int("gpus", gpus, 1, MAX_GPUS)
+    prefill_gpus = check_int("prefill_gpus", prefill_gpus, 1, MAX_GPUS)
+    decode_gpus = check_int("decode_gpus", decode_gpus, 1, MAX_GPUS)
+    n = check_int("n", n, 2, traces.MAX_REQUESTS)
+    reqs = _trace(workload, rate_per_s, n, seed)
+    cost = scheduler.step_cost(m, hw)
+    if policy != "disaggregated":
+        how = {"token_budget": token_budget} if policy == "chunked" else {}
+        records: list = [None] * n
+        for g, own in enumerate(_dealt(reqs, gpus)):
+            for k, s in enumerate(_served(own, m, hw, MAX_BATCH, cost, **how)):
+                if s.served:
+                    records[g + k * gpus] = Record(s.request.arrival_s, s.request.prompt_tokens,
+                                                   s.request.output_tokens, s.first_token_s, s.done_s, 0.0)
+        return _run(policy, gpus, rate_per_s, records)
+    return _run(policy, prefill_gpus + decode_gpus, rate_per_s,
+                _disaggregated(reqs, m, hw, token_budget, prefill_gpus, decode_gpus, link, cost))
+
+
+def _run(policy: str, gpus: int, rate_per_s: float, records: list) -> Run:
+    kept = tuple(r for r in records if r is not None)
+    return Run(policy, gpus, rate_per_s, kept, len(records) - len(kept))
+
+
+def _disaggregated(reqs, m, hw, token_budget, prefill_gpus, decode_gpus, link, cost) -> list:
+    """Prefill GPUs, then each request's KV over its prefill GPU's link, then decode GPUs: every request's record
+    (None if it could never fit)."""
+    n = len(reqs)
+    first, landed = [None] * n, [None] * n
+    bandwidth = link_bytes_per_s(hw, link)
+    for g, own in enumerate(_dealt(reqs, prefill_gpus)):
+        link_free_s = 0.0
+        done = sorted((s.first_token_s, k) for k, s in enumerate(_served(own, m, hw, MAX_BATCH, cost, role="prefill",
+                                                                         token_budget=token_budget)) if s.served)
+        for t, k in done:  # the link sends one request's KV at a time, in the order the prompts finish
+            i = g + k * prefill_gpus
+            first[i] = t
+            if reqs[i].output_tokens > 1:
+                link_free_s = max(t, link_free_s) + kv_transfer_bytes(m, reqs[i].prompt_tokens) / bandwidth
+                landed[i] = link_free_s
+    order = sorted((landed[i], i) for i in range(n) if landed[i] is not None)
+    done_s = {i: first[i] for i in range(n) if first[i] is not None and landed[i] is None}
+    for g in range(decode_gpus):
+        mine = [i for _, i in order[g::decode_gpus]]
+        own = tuple(Request(k, landed[i], reqs[i].prompt_tokens, reqs[i].output_tokens) for k, i in enumerate(mine))
+        for i, s in zip(mine, _served(own, m, hw, MAX_BATCH, cost, role="decode")):
+            if s.served:
+                done_s[i] = s.done_s
+    return [Record(r.arrival_s, r.prompt_tokens, r.output_tokens, first[i], done_s[i],
+                   landed[i] - first[i] if landed[i] is not None else 0.0) if i in done_s else None
+            for i, r in enumerate(reqs)]
+
+
+class Goodput(NamedTuple):
+    rate_per_s: float  # the highest rate of the grid that meets the goal (0 if none does), all GPUs together
+    gpus: int
+    run: Run | None  # the run at that rate
+
+    @property
+    def per_gpu(self) -> float:
+        return self.rate_per_s / self.gpus
+
+
+@functools.lru_cache(maxsize=64)
+def goodput(m: Model, hw: Hardware, policy: str, workload: str = DEFAULT_WORKLOAD,
+            ttft_slo_s: float = DEFAULT_TTFT_SLO_S, tpot_slo_s: float = DEFAULT_TPOT_SLO_S, goal: float = DEFAULT_GOAL,
+            token_budget: int = DEFAULT_TOKEN_BUDGET, prefill_gpus: int = 1, decode_gpus: int = 1,
+            link: str = "nvlink", gpus: int = 1, seed: int = DEFAULT_SEED) -> Goodput:
+    """The highest rate of RATE_GRID_PER_S whose run keeps up and has at least `goal` of its requests within both
+    targets. Attainment only falls as the load grows (a trace at a higher rate is the same trace, its arrivals
+    closer together), so the grid is bisected; the tests check the rates around the answer."""
+    check_positive("ttft_slo_s", ttft_slo_s)
+    check_positive("tpot_slo_s", tpot_slo_s)
+    check_positive("goal", goal)
+    if goal > 1:
+        raise ValueError(f"goal must be a share of requests, at most 1, got {goal}")
+
+    def meets(k: int) -> Run | None:
+        run = serve(m, hw, policy, workload, RATE_GRID_PER_S[k], token_budget, prefill_gpus, decode_gpus, link, gpus,
+                    REQUESTS, seed)
+        return run if run.keeps_up and run.attainment(ttft_slo_s, tpot_slo_s) >= goal else None
+
+    used = prefill_gpus + decode_gpus if policy == "disaggregated" else gpus
+    if meets(0) is None:
+        return Goodput(0.0, used, None)
+    lo, hi = 0, len(RATE_GRID_PER_S) - 1  # lo meets the goal; hi is not known to
+    if meets(hi) is not None:
+        return Goodput(RATE_GRID_PER_S[hi], used, meets(hi))
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if meets(mid) is not None:
+            lo = mid
+        else:
+            hi = mid
+    return Goodput(RATE_GRID_PER_S[lo], used, meets(lo))

@@ -1,0 +1,136 @@
+"""sim/slo.py: the three policies under latency targets, their invariants, and the figures the lesson prints."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sim import cache, presets, roofline, scheduler, slo, traces
+
+ANCHOR, H100 = presets.model("qwen3.8-27b"), presets.hardware("h100-sxm")
+LLAMA13B, A100 = presets.model("llama-2-13b"), presets.hardware("a100-sxm-80gb")
+SCENARIOS = [(ANCHOR, H100, w) for w in slo.WORKLOADS] + [(LLAMA13B, A100, "distserve")]
+EPS_S = 1e-9  # times are differences of clock readings of hundreds of seconds: equal to about 1e-13 s
+POLICY_ARGS = [("prefill-first", {}), ("chunked", {"token_budget": 512}), ("chunked", {}),
+               ("disaggregated", {}), ("disaggregated", {"prefill_gpus": 2, "link": "25gbps"})]
+
+
+def run(m, hw, w, policy, rate, **kw) -> slo.Run:
+    return slo.serve(m, hw, policy, w, rate, **kw)
+
+
+@pytest.mark.parametrize("m, hw, w", SCENARIOS)
+@pytest.mark.parametrize("policy, kw", POLICY_ARGS)
+def test_no_request_is_lost_and_each_is_no_faster_than_its_own_work(m, hw, w, policy, kw):
+    r = run(m, hw, w, policy, 2.0, **kw)
+    assert len(r.records) + r.rejected == slo.REQUESTS and r.rejected == 0
+    cost = scheduler.step_cost(m, hw)
+    for rec in r.records:
+        p = rec.prompt_tokens
+        # its prompt alone on a GPU (roofline.prefill's time, as a step of one joiner and no decoder)
+        alone = cost.time_s(p, cost.prefill_attention_s(p), 0, 0, 1)
+        assert rec.ttft_s >= alone - EPS_S
+        assert math.isclose(alone, roofline.prefill(m, hw, tokens=p).time_s, rel_tol=1e-9)
+        if rec.output_tokens > 1:  # every later token takes at least a decode step of its own request alone
+            assert rec.tpot_s >= cost.time_s(0, 0.0, 1, p, 0) - EPS_S
+        assert rec.done_s >= rec.first_token_s >= rec.arrival_s
+
+
+def test_a_token_budget_larger_than_any_prompt_is_prefill_first_to_the_last_bit():
+    reqs = traces.requests("chat", 300, 3.0, 0)
+    whole = scheduler.schedule(reqs, ANCHOR, H100, "continuous", 64, kv_policy="paged")
+    chunked = scheduler.schedule(reqs, ANCHOR, H100, "continuous", 64, kv_policy="paged", token_budget=100_000)
+    assert whole.requests == chunked.requests
+
+
+def test_a_small_budget_cuts_the_longest_step_and_lengthens_the_time_to_first_token():
+    whole = run(ANCHOR, H100, "summarisation", "prefill-first", 1.0)
+    small = run(ANCHOR, H100, "summarisation", "chunked", 1.0, token_budget=512)
+    assert small.tpot_p90_s < whole.tpot_p90_s and small.ttft_p50_s > whole.ttft_p50_s
+
+
+def test_prefill_and_decode_instances_do_only_their_phase():
+    reqs = tuple(traces.Request(i, 0.01 * i, 512, 64) for i in range(20))
+    pre = scheduler.schedule(reqs, LLAMA13B, A100, "continuous", 256, kv_policy="paged", token_budget=2048,
+                             role="prefill")
+    assert all(s.done_s == s.first_token_s for s in pre.requests)  # it leaves with its first token
+    assert all(g.joiners for g in pre.segments)  # every step computes prompt tokens
+    dec = scheduler.schedule(reqs, LLAMA13B, A100, "continuous", 256, kv_policy="paged", role="decode")
+    assert all(g.joiners == 0 for g in dec.segments)  # no step computes a prompt
+    assert sum(g.steps for g in dec.segments) >= 63  # output - 1 decode steps each, batched
+    for s in dec.requests:  # 63 decode steps after its arrival, each at least a decode step of it alone
+        assert s.done_s - s.request.arrival_s >= 63 * scheduler.step_cost(LLAMA13B, A100).time_s(0, 0.0, 1, 512, 0)
+    with pytest.raises(ValueError, match="prefill instance needs a token budget"):
+        scheduler.schedule(reqs, LLAMA13B, A100, "continuous", 256, kv_policy="paged", role="prefill")
+    with pytest.raises(ValueError, match="paged KV"):
+        scheduler.schedule(reqs, LLAMA13B, A100, "continuous", 256, token_budget=2048)
+
+
+def test_the_kv_transfer_is_the_prompts_kv_and_state_over_the_link():
+    # Llama-2-13B: 40 layers x 2 x 40 heads x 128 x 2 bytes = 819,200 bytes per token; 512 tokens over 25 Gbit/s.
+    assert cache.kv_bytes_per_token(LLAMA13B) == 819_200
+    assert slo.kv_transfer_bytes(LLAMA13B, 512) == 512 * 819_200
+    assert slo.kv_transfer_s(LLAMA13B, A100, "25gbps", 512) == pytest.approx(0.134217728)
+    assert slo.kv_transfer_s(LLAMA13B, A100, "nvlink", 512) == pytest.approx(512 * 819_200 / 300e9)
+    assert slo.kv_transfer_bytes(ANCHOR, 512) == 512 * 65_536 + cache.state_bytes_per_request(ANCHOR)
+    r = run(LLAMA13B, A100, "distserve", "disaggregated", 1.0, link="25gbps")
+    assert min(rec.transfer_s for rec in r.measured) == pytest.approx(0.134217728)
+    assert run(LLAMA13B, A100, "distserve", "prefill-first", 1.0).transfer_mean_s == 0
+
+
+@pytest.mark.parametrize("m, hw, w", SCENARIOS)
+@pytest.mark.parametrize("policy, kw", POLICY_ARGS)
+def test_goodput_is_within_throughput_and_the_grid_rates_around_it_say_so(m, hw, w, policy, kw):
+    g = slo.goodput(m, hw, policy, w, **kw)
+    if g.run is None:
+        assert g.rate_per_s == 0
+        return
+    r = g.run
+    mean_output = sum(rec.output_tokens for rec in r.measured) / len(r.measured)
+    # The goodput per GPU is at most the requests returned per second per GPU (their output tokens per second over
+    # the mean output), less the KEEP_UP a finite trace's returns may lag its nominal rate by; 2% for the window's
+    # own mix of lengths against the mean.
+    assert g.per_gpu * slo.KEEP_UP <= r.throughput_tokens_per_s / mean_output / g.gpus * 1.02
+    assert r.attainment() >= slo.DEFAULT_GOAL and r.keeps_up
+    k = slo.RATE_GRID_PER_S.index(g.rate_per_s)
+    if k + 1 < len(slo.RATE_GRID_PER_S):
+        above = slo.serve(m, hw, policy, w, slo.RATE_GRID_PER_S[k + 1], **kw)
+        assert not (above.keeps_up and above.attainment() >= slo.DEFAULT_GOAL)
+
+
+@pytest.mark.parametrize("m, hw, w", SCENARIOS)
+@pytest.mark.parametrize("rate", [0.5, 2.0, 8.0])
+def test_with_an_instant_link_separate_decode_gpus_are_no_slower_per_token_than_as_many_colocated(
+        m, hw, w, rate, monkeypatch):
+    """Decode GPUs that never compute a prompt give each token no later than the same number of colocated GPUs,
+    within 1%: a colocated step that mixes a short prompt with the decoders shares one weight read between them,
+    which a decode GPU cannot (at equal GPUs in all, 1 + 1 against 2 colocated, the decode GPU has twice the batch
+    and is slower for short prompts: disaggregation does not raise throughput)."""
+    monkeypatch.setattr(slo, "link_bytes_per_s", lambda hw, link: math.inf)
+    for decode_gpus in (1, 2):
+        apart = slo.serve.__wrapped__(m, hw, "disaggregated", w, rate, prefill_gpus=2, decode_gpus=decode_gpus)
+        together = slo.serve.__wrapped__(m, hw, "prefill-first", w, rate, gpus=decode_gpus)
+        if not (apart.keeps_up and together.keeps_up):
+            continue
+        assert apart.tpot_p50_s <= together.tpot_p50_s * 1.01
+        assert apart.tpot_p90_s <= together.tpot_p90_s * 1.01
+
+
+def test_runs_are_deterministic_and_the_lengths_follow_the_workload():
+    assert slo.serve.__wrapped__(ANCHOR, H100, "chunked") == slo.serve.__wrapped__(ANCHOR, H100, "chunked")
+    for w, (p_lo, p_hi, o_lo, o_hi) in slo.BOUNDS.items():
+        pairs = slo.lengths(w, 1000)
+        assert all(p_lo <= p <= p_hi and o_lo <= o <= o_hi for p, o in pairs)
+    assert set(slo.lengths("distserve", 50)) == {(512, 64)}
+
+
+def test_bad_arguments_name_themselves():
+    with pytest.raises(ValueError, match="policy"):
+        slo.serve(ANCHOR, H100, "colocated")
+    with pytest.raises(ValueError, match="token_budget"):
+        slo.serve(ANCHOR, H100, "chunked", token_budget=100)  # below the 256 requests a step may hold
+    with pytest.raises(ValueError, match="link"):
+        slo.kv_transfer_s(ANCHOR, H100, "pcie", 512)
+    with pytest.raises(ValueError, match="goal"):
+        slo.goodput(ANCHOR, H100, "chunked", goal=1.5)
