@@ -20,7 +20,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sim import cache, kv_layout, latency, model_size, presets, request, roofline, scheduler, serving, traces
+from sim import (
+    cache,
+    interference,
+    kv_layout,
+    latency,
+    model_size,
+    presets,
+    request,
+    roofline,
+    scheduler,
+    serving,
+    traces,
+)
 
 TEXT = {
     "zh": {
@@ -126,6 +138,47 @@ TEXT = {
         "swap-bytes-anchor-2048.mistake.round_trip":
             "{mistake:.1f} MB 是拷出去再拷回来，算了两趟。问的是换出时要拷走多少，只算出去这一趟："
             "{kv_mb:.1f} MB 的 KV + {state_mb:.1f} MB 的状态 = {value:.1f} MB。",
+        "stall-2048-batch32":
+            "单独一步 decode {decode:.2f} ms；{prompt:,} token 的 prompt 整个塞进同一步：{prompt:,} + {batch} 个 token "
+            "的矩阵乘 {matmuls:.2f} ms（算力受限）+ prompt 的注意力 {prompt_attention:.2f} ms + decode 请求的注意力 "
+            "{decode_attention:.2f} ms + 递归状态 {state:.2f} ms = {value:.2f} ms",
+        "stall-2048-batch32.mistake.decode_unchanged":
+            "{mistake:.2f} ms 是没有新请求加入时的一步 decode。一步要等它的活全干完才结束，整个 {prompt:,} token 的 "
+            "prompt 和 {batch} 个 decode 请求的 token 在同一步里算，每个请求的下一个 token 都得等 prompt 的矩阵乘（"
+            "{matmuls:.2f} ms，算力受限）：这一步要 {value:.2f} ms。",
+        "stall-2048-batch32.mistake.prefill_plus_decode":
+            "{mistake:.2f} ms 是把单独的 prefill（{alone:.2f} ms）和一整步 decode（{decode:.2f} ms）加在一起。同一步里"
+            "权重只读一次，{tokens:,} 个 token 一起过矩阵乘：prefill 本来就算力受限，{batch} 个 decode 请求只添上自己那"
+            "点 FLOPs、注意力和状态，不会再读一遍权重（{weights:.2f} ms）：{value:.2f} ms。",
+        "chunk-256-stall":
+            "切成 {chunks} 块，每块 {chunk} 个 token；批里有 {batch} 个 decode 请求时，不越过拐点的最大分块是 {free}，"
+            "每步的矩阵乘仍是读一遍权重的时间 {weights:.2f} ms。最长的一步是前面已算完 {before:,} 个 token 的那一块（它"
+            "要注意前面所有的 token）：{weights:.2f} ms + 这一块的注意力 {chunk_attention:.2f} ms + decode 请求的注意力"
+            " {decode_attention:.2f} ms + 状态 {state:.2f} ms = {value:.2f} ms",
+        "chunk-256-stall.mistake.proportional":
+            "{mistake:.2f} ms 是在一步 decode（{decode:.2f} ms）上按块数平摊加了一份 prefill（{alone:.2f} ms ÷ "
+            "{chunks} 块）。可 prefill 的时间几乎都花在对着权重的计算上，而 {chunk} 个 token 的块加上 {batch} 个 "
+            "decode 请求仍在拐点以下（不超过 {free} 个 token 的块都不越过拐点）：这一步还是带宽受限，读一遍权重的 "
+            "{weights:.2f} ms 就盖住了块的 FLOPs，多出来的只有它的注意力和状态：{value:.2f} ms。",
+        "chunk-256-stall.mistake.no_change":
+            "{mistake:.2f} ms 是整个 prompt 在一步里算完的时间。切成 {chunk} 个 token 的块后，每步只在 {batch} 个 "
+            "decode 请求旁边算 {chunk} 个 prompt token，比不越过拐点的最大分块 {free} 还小，一步大约是读一遍权重（"
+            "{weights:.2f} ms）加上 decode 请求的注意力和状态：最长的一步 {value:.2f} ms。",
+        "chunk-256-ttft":
+            "整个 prompt 一步算完要 {whole:.2f} ms；切成 {chunks} 块，每块 {chunk} 个 token，每一步都要重读一遍权重（"
+            "{weights:.2f} ms），各步从 {first:.2f} ms 到 {longest:.2f} ms 不等，合起来 {value:.2f} ms",
+        "chunk-256-ttft.mistake.free_for_prompt":
+            "{mistake:.2f} ms 是整个 prompt 一步算完的时间。切块之后，新请求要等完全部 {chunks} 步，每一步都重读一遍权"
+            "重（{weights:.2f} ms），还要顺带算 {batch} 个 decode 请求：多出 {overhead:.2f} ms，一共 {value:.2f} ms。",
+        "kv-transfer-13b-25gbps":
+            "2 × {layers} 层 × {kv_heads} 个 KV 头 × {head_dim} × {element} 字节 = {per_token:,} B/token；× {tokens} 个"
+            " token = {mb:.1f} MB ÷（{gbit:g} Gbit/s ÷ {bits} = {gbyte:g} GB/s）= {value:.1f} ms",
+        "kv-transfer-13b-25gbps.mistake.gbit_as_gbyte":
+            "{mistake:.1f} ms 是把 {gbit:g} Gbit/s 当成了 {gbit:g} GB/s。每个字节 {bits} 位，这条链路每秒只传 "
+            "{gbyte:g} GB：{mb:.1f} MB ÷ {gbyte:g} GB/s = {value:.1f} ms。",
+        "kv-transfer-13b-25gbps.mistake.k_only":
+            "{mistake:.1f} ms 只传了 K。每层既存 K 也存 V，两样加起来每个 token {per_token:,} B：{mb:.1f} MB ÷ "
+            "{gbyte:g} GB/s = {value:.1f} ms。",
     },
     "en": {
         "decode-intensity": "2N FLOP ÷ 2N bytes: {gflop:,.2f} GFLOP ÷ {gb:,.2f} GB ≈ {intensity:.2f} FLOP/B",
@@ -245,12 +298,64 @@ TEXT = {
             "{mistake:.1f} MB counts the copy out and the copy back. The question asks what is copied when the "
             "sequence is swapped out, one way only: {kv_mb:.1f} MB of KV + {state_mb:.1f} MB of state = "
             "{value:.1f} MB.",
+        "stall-2048-batch32":
+            "a decode step alone takes {decode:.2f} ms; with the {prompt:,}-token prompt whole in the same step: "
+            "matmuls of {prompt:,} + {batch} tokens {matmuls:.2f} ms (compute-bound) + the prompt's attention "
+            "{prompt_attention:.2f} ms + the decoders' attention {decode_attention:.2f} ms + recurrent state "
+            "{state:.2f} ms = {value:.2f} ms",
+        "stall-2048-batch32.mistake.decode_unchanged":
+            "{mistake:.2f} ms is a decode step with no one joining. A step ends only when all its work is done, and "
+            "the whole {prompt:,}-token prompt runs in the same step as the {batch} decoders' tokens, so every "
+            "decoder's next token waits for the prompt's matmuls ({matmuls:.2f} ms, compute-bound): the step takes "
+            "{value:.2f} ms.",
+        "stall-2048-batch32.mistake.prefill_plus_decode":
+            "{mistake:.2f} ms adds a whole decode step ({decode:.2f} ms) to the prefill alone ({alone:.2f} ms). In one "
+            "step the weights are read once for all {tokens:,} tokens: the prefill is compute-bound, so the {batch} "
+            "decoders add only their FLOPs, attention and state, and no second read of the weights ({weights:.2f} ms): "
+            "{value:.2f} ms.",
+        "chunk-256-stall":
+            "{chunks} chunks of {chunk} tokens; beside {batch} decoders the largest chunk below the ridge is {free}, "
+            "so each step's matmuls still take one read of the weights, {weights:.2f} ms. The longest step is the "
+            "chunk after the first {before:,} prompt tokens (it attends to them all): {weights:.2f} ms + the chunk's "
+            "attention {chunk_attention:.2f} ms + the decoders' attention {decode_attention:.2f} ms + state "
+            "{state:.2f} ms = {value:.2f} ms",
+        "chunk-256-stall.mistake.proportional":
+            "{mistake:.2f} ms adds the prefill's share per chunk ({alone:.2f} ms ÷ {chunks} chunks) to a decode step "
+            "({decode:.2f} ms). But the prefill's time is compute on the weights, and a chunk of {chunk} beside "
+            "{batch} decoders stays below the ridge (up to {free} tokens do): the step is still memory-bound, its one "
+            "read of the weights ({weights:.2f} ms) covers the chunk's FLOPs, and only the chunk's attention and state "
+            "add: {value:.2f} ms.",
+        "chunk-256-stall.mistake.no_change":
+            "{mistake:.2f} ms is the whole prompt in one step. In chunks of {chunk}, each step computes only {chunk} "
+            "prompt tokens beside the {batch} decoders, fewer than the {free} that stay below the ridge, so a step "
+            "costs about one read of the weights ({weights:.2f} ms) plus the decoders' attention and state: the "
+            "longest is {value:.2f} ms.",
+        "chunk-256-ttft":
+            "the prompt whole takes {whole:.2f} ms in one step; in {chunks} chunks of {chunk} tokens every step reads "
+            "the weights again ({weights:.2f} ms), and the steps take {first:.2f} ms to {longest:.2f} ms each: "
+            "{value:.2f} ms in all",
+        "chunk-256-ttft.mistake.free_for_prompt":
+            "{mistake:.2f} ms is the prompt whole, in one step. In chunks the joiner waits for all {chunks} steps, and "
+            "each one reads the weights again ({weights:.2f} ms) and serves the {batch} decoders too: {overhead:.2f} "
+            "ms more, {value:.2f} ms in all.",
+        "kv-transfer-13b-25gbps":
+            "2 × {layers} layers × {kv_heads} KV heads × {head_dim} × {element} bytes = {per_token:,} B/token; × "
+            "{tokens} tokens = {mb:.1f} MB ÷ ({gbit:g} Gbit/s ÷ {bits} = {gbyte:g} GB/s) = {value:.1f} ms",
+        "kv-transfer-13b-25gbps.mistake.gbit_as_gbyte":
+            "{mistake:.1f} ms reads {gbit:g} Gbit/s as {gbit:g} GB/s. A byte is {bits} bits, so the link carries "
+            "{gbyte:g} GB/s: {mb:.1f} MB ÷ {gbyte:g} GB/s = {value:.1f} ms.",
+        "kv-transfer-13b-25gbps.mistake.k_only":
+            "{mistake:.1f} ms sends only K. Every layer keeps both K and V, {per_token:,} B per token for the two: "
+            "{mb:.1f} MB ÷ {gbyte:g} GB/s = {value:.1f} ms.",
     },
 }
 
 PERCENT = 100  # a fraction as a percentage
 SWAP_NEIGHBOUR_TOLERANCE = 0.03  # half the 6.2% gap between two of swap-bytes-anchor-2048's mistakes (see there)
 GIB = 2**30  # bytes in a GiB; the course's GB is 1e9 bytes
+BITS_PER_BYTE = 8
+# DistServe §6's cross-node bandwidth, 25 Gbit/s, in bytes per second (to move to sim/slo.py's link presets).
+LINK_25GBPS_BYTES_PER_S = 25e9 / BITS_PER_BYTE
 
 
 @dataclass(frozen=True)
@@ -478,6 +583,62 @@ def _swap_bytes() -> tuple[float, dict]:
                        all_layers=p.kv_bytes * m.layers / m.full_attention_layers / 1e6, round_trip=2 * value)
 
 
+# pd-disaggregation: the anchor on an H100, a 2,048-token prompt joining 32 decoders of 2,048 cached tokens each
+# (the prefill-interference widget's defaults), whole or in chunks of 256.
+JOIN_BATCH, JOIN_CONTEXT, JOIN_PROMPT, JOIN_CHUNK = 32, 2048, 2048, 256
+
+
+def _join(chunk_tokens: int) -> interference.Interference:
+    m, hw = _anchor_h100()
+    return interference.interfere(m, hw, batch=JOIN_BATCH, context=JOIN_CONTEXT, prompt_tokens=JOIN_PROMPT,
+                                  chunk_tokens=chunk_tokens)
+
+
+def _join_numbers(r: interference.Interference) -> dict:
+    """What the three joining questions share: the step's parts in ms, the decode step alone, the prefill alone."""
+    s = r.longest
+    return dict(batch=r.batch, prompt=r.prompt_tokens, chunk=r.chunk_tokens, chunks=len(r.steps),
+                tokens=s.chunk + r.batch, before=s.before, free=r.free_chunk, matmuls=s.matmuls_s * 1e3,
+                prompt_attention=s.chunk_attention_s * 1e3, chunk_attention=s.chunk_attention_s * 1e3,
+                decode_attention=s.decode_attention_s * 1e3, state=s.state_s * 1e3, decode=r.decode_s * 1e3,
+                alone=r.alone_s * 1e3, whole=r.whole_s * 1e3, weights=r.cost.weights_s * 1e3,
+                first=r.first_step_s * 1e3, longest=r.stall_s * 1e3, overhead=r.overhead_s * 1e3)
+
+
+def _stall_whole() -> tuple[float, dict]:
+    r = _join(0)
+    value = r.stall_s * 1e3
+    return value, {**_join_numbers(r), "value": value}
+
+
+def _stall_chunked() -> tuple[float, dict]:
+    r = _join(JOIN_CHUNK)
+    value = r.stall_s * 1e3
+    return value, {**_join_numbers(r), "value": value}
+
+
+def _ttft_chunked() -> tuple[float, dict]:
+    r = _join(JOIN_CHUNK)
+    value = r.ttft_s * 1e3
+    return value, {**_join_numbers(r), "value": value}
+
+
+# A 512-token Llama-2-13B prompt (DistServe's OPT-13B class, Fig. 1's input length) over 25 Gbit/s.
+TRANSFER_TOKENS = 512
+
+
+def _kv_transfer() -> tuple[float, dict]:
+    m = presets.model("llama-2-13b")
+    per_token = cache.kv_bytes_per_token(m)
+    total = per_token * TRANSFER_TOKENS
+    value = total / LINK_25GBPS_BYTES_PER_S * 1e3
+    a = m.attention
+    return value, dict(layers=m.full_attention_layers, kv_heads=a.kv_heads, head_dim=a.head_dim,
+                       element=cache.KV_DTYPE_BYTES, per_token=per_token, tokens=TRANSFER_TOKENS, mb=total / 1e6,
+                       gbit=LINK_25GBPS_BYTES_PER_S * BITS_PER_BYTE / 1e9, bits=BITS_PER_BYTE,
+                       gbyte=LINK_25GBPS_BYTES_PER_S / 1e9, value=value, bytes=total)
+
+
 QUESTIONS = {q.key: q for q in (
     Question("decode-intensity", "FLOP/B", 0.25, _decode_intensity, (
         Mistake("per_parameter", lambda n: n["flops"] / n["params"]),
@@ -538,5 +699,22 @@ QUESTIONS = {q.key: q for q in (
         # in between names the nearer one (536.9 × 1.03 ≈ 553.0 MB, 570.4 × 0.97 ≈ 553.3 MB).
         Mistake("all_layers", lambda n: n["all_layers"], SWAP_NEIGHBOUR_TOLERANCE),
         Mistake("round_trip", lambda n: n["round_trip"], SWAP_NEIGHBOUR_TOLERANCE),
+    )),
+    # pd-disaggregation. 5%: the sum of prefill and decode (121.2 ms) is 12.7% above the answer (107.5 ms).
+    Question("stall-2048-batch32", "ms", 0.05, _stall_whole, (
+        Mistake("decode_unchanged", lambda n: n["decode"]),
+        Mistake("prefill_plus_decode", lambda n: n["alone"] + n["decode"]),
+    )),
+    # 10%: the decode step alone (19.47 ms, 1.4% below) is right, the point of a chunk below the ridge.
+    Question("chunk-256-stall", "ms", 0.10, _stall_chunked, (
+        Mistake("proportional", lambda n: n["decode"] + n["alone"] / n["chunks"]),
+        Mistake("no_change", lambda n: n["whole"]),
+    )),
+    Question("chunk-256-ttft", "ms", 0.10, _ttft_chunked, (
+        Mistake("free_for_prompt", lambda n: n["whole"]),
+    )),
+    Question("kv-transfer-13b-25gbps", "ms", 0.10, _kv_transfer, (
+        Mistake("gbit_as_gbyte", lambda n: n["bytes"] / (n["gbit"] * 1e9) * 1e3),
+        Mistake("k_only", lambda n: n["value"] / 2),  # one of K and V: half the bytes
     )),
 )}

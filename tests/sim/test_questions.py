@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from sim import presets, roofline, widgets
+from sim import interference, presets, roofline, scheduler, widgets
 from sim.questions import QUESTIONS, TEXT
 from tests.sim.test_widgets import check_view
 
@@ -44,6 +44,32 @@ def _decode_s(contexts):
 HELD_DONE_S = PREFILL_S + sum(_decode_s([100 + k - 1] * 2) for k in range(1, 10))
 HELD_END_S = HELD_DONE_S + sum(_decode_s([100 + k - 1]) for k in range(10, 100))
 
+# pd-disaggregation. Every step by hand from the anchor's step coefficients on an H100 (as
+# tests/sim/test_interference.py does): 32 decoders of 2,048 cached tokens, a 2,048-token prompt joining them whole
+# or in 8 chunks of 256. A step: the matmuls over chunk + batch tokens (logits for each decoder and the prompt's last
+# chunk; at least one read of the weights), the chunk's attention to itself and the earlier chunks, the decoders'
+# attention, and the recurrent state (a joiner's written by its first chunk, read and written back by a later one;
+# each decoder's read and written back).
+JOIN_COST = scheduler.step_cost(presets.model("qwen3.8-27b"), presets.hardware("h100-sxm"))
+
+
+def _join_step_s(chunk, before, last, batch=32, context=2048):
+    c = JOIN_COST
+    matmuls = max(c.token_s * (chunk + batch) + c.logit_s * (batch + last), c.weights_s)
+    attention = max(c.pair_s * (chunk * before + chunk * (chunk + 1) // 2), c.kv_row_s * (before + chunk))
+    decode_attention = max(c.pair_s * batch * context, c.kv_row_s * (batch * context + batch))
+    joiner_state = 0 if chunk == 0 else 1 if before == 0 else 2
+    return matmuls + attention + decode_attention + c.state_s * (joiner_state + 2 * batch)
+
+
+JOIN_DECODE_S = _join_step_s(0, 0, 0)  # about 19.47 ms
+JOIN_WHOLE_S = _join_step_s(2048, 0, 1)  # about 107.51 ms
+JOIN_ALONE_S = _join_step_s(2048, 0, 1, batch=0, context=0)  # the prefill with no batch, about 101.69 ms
+JOIN_CHUNKS_S = [_join_step_s(256, 256 * k, k == 7) for k in range(8)]
+# Llama-2-13B's KV: 2 x 40 layers x 40 heads x 128 x 2 B = 819,200 B/token; a 512-token prompt over 25 Gbit/s.
+LLAMA13_KV = 2 * 40 * 40 * 128 * 2
+TRANSFER_BYTES = 512 * LLAMA13_KV  # 419,430,400 B
+
 EXPECTED = {
     "ceiling-7b-a100": 2.039e12 / 13_214_154_752,
     "h100-vs-a100-decode": 3.35 / 2.039,
@@ -58,6 +84,10 @@ EXPECTED = {
     "static-held-short-request": HELD_END_S / 10 * 1e3,  # about 154 ms
     "paged-empty-slots-b16": None,  # an average over the trace: checked against (16 - 1) / 2 below
     "swap-bytes-anchor-2048": RESERVATION / 1e6,  # every one of its 128 blocks, and its state
+    "stall-2048-batch32": JOIN_WHOLE_S * 1e3,
+    "chunk-256-stall": max(JOIN_CHUNKS_S) * 1e3,  # about 19.75 ms
+    "chunk-256-ttft": sum(JOIN_CHUNKS_S) * 1e3,  # about 157.23 ms
+    "kv-transfer-13b-25gbps": TRANSFER_BYTES / (25e9 / 8) * 1e3,  # about 134.2 ms
 }
 
 # Every question's common mistakes, with their values by hand.
@@ -78,6 +108,13 @@ MISTAKES = {
     "paged-empty-slots-b16": {"no_waste": 0, "whole_block": 16, "bound": 15},
     "swap-bytes-anchor-2048": {"no_state": 2048 * ANCHOR_KV / 1e6, "all_layers": 2048 * 4 * ANCHOR_KV / 1e6,
                                "round_trip": 2 * RESERVATION / 1e6},
+    "stall-2048-batch32": {"decode_unchanged": JOIN_DECODE_S * 1e3,
+                           "prefill_plus_decode": (JOIN_ALONE_S + JOIN_DECODE_S) * 1e3},  # about 121.2 ms
+    "chunk-256-stall": {"proportional": (JOIN_DECODE_S + JOIN_ALONE_S / 8) * 1e3,  # about 32.2 ms
+                        "no_change": JOIN_WHOLE_S * 1e3},
+    "chunk-256-ttft": {"free_for_prompt": JOIN_WHOLE_S * 1e3},
+    "kv-transfer-13b-25gbps": {"gbit_as_gbyte": TRANSFER_BYTES / 25e9 * 1e3,  # about 16.8 ms
+                               "k_only": TRANSFER_BYTES / 2 / (25e9 / 8) * 1e3},  # about 67.1 ms
 }
 
 ALL_MISTAKES = [(key, i) for key, q in QUESTIONS.items() for i in range(len(q.mistakes))]
@@ -178,12 +215,73 @@ def test_words_are_only_derivations_and_mistakes():
     ("swap-bytes-anchor-2048", 285, None),
     ("swap-bytes-anchor-2048", 134, "no_state"),
     ("swap-bytes-anchor-2048", 537, "all_layers"),
+    ("stall-2048-batch32", 107.5, None),
+    ("stall-2048-batch32", 19.47, "decode_unchanged"),  # the decode step, as if nobody joined
+    ("stall-2048-batch32", 121.2, "prefill_plus_decode"),
+    ("chunk-256-stall", 19.75, None),
+    ("chunk-256-stall", 19.47, None),  # the decode step unchanged is right within 10%: a chunk below the ridge
+    ("chunk-256-stall", 32.2, "proportional"),
+    ("chunk-256-stall", 107.5, "no_change"),
+    ("chunk-256-ttft", 157, None),
+    ("chunk-256-ttft", 107.5, "free_for_prompt"),
+    ("kv-transfer-13b-25gbps", 134, None),
+    ("kv-transfer-13b-25gbps", 16.8, "gbit_as_gbyte"),
+    ("kv-transfer-13b-25gbps", 67.1, "k_only"),
 ])
 def test_grading_examples(key, guess, mistake):
     q = QUESTIONS[key]
     grade = q.grade(guess, "zh")
     assert grade.correct is (mistake is None)
     assert (None if grade.mistake is None else q.mistakes[grade.mistake].key) == mistake
+
+
+@pytest.mark.parametrize("key, index", ALL_MISTAKES)
+def test_no_mistakes_window_reaches_the_answer(key, index):
+    q = QUESTIONS[key]
+    answer, wrong, m = q.answer("en").value, q.mistake_values()[index], q.mistakes[index]
+    window = q.tolerance if m.tolerance is None else m.tolerance
+    assert abs(answer - wrong) > window * abs(wrong), (key, m.key)
+
+
+def test_the_joining_questions_are_the_prefill_interference_widgets_defaults():
+    # The lesson asks them beside the widget: its defaults (and chunk 256) must show the same numbers.
+    anchor, h100 = presets.model("qwen3.8-27b"), presets.hardware("h100-sxm")
+    whole = interference.interfere(anchor, h100, batch=32, context=2048, prompt_tokens=2048)
+    chunked = interference.interfere(anchor, h100, batch=32, context=2048, prompt_tokens=2048, chunk_tokens=256)
+    assert QUESTIONS["stall-2048-batch32"].answer("en").value == whole.stall_s * 1e3
+    assert QUESTIONS["chunk-256-stall"].answer("en").value == chunked.stall_s * 1e3
+    assert QUESTIONS["chunk-256-ttft"].answer("en").value == chunked.ttft_s * 1e3
+    for state, r in (({}, whole), ({"chunk_tokens": "256"}, chunked)):
+        v = widgets.render("prefill-interference", {**state, "lang": "en"})
+        assert v["outputs"]["stall_ms"]["value"] == pytest.approx(r.stall_s * 1e3, rel=1e-5)
+        assert v["outputs"]["ttft_ms"]["value"] == pytest.approx(r.ttft_s * 1e3, rel=1e-5)
+
+
+def test_the_joining_derivations_say_what_bounds_each_step():
+    # "compute-bound" for the whole prompt's matmuls, "one read of the weights" for a chunk of 256 below the ridge,
+    # and the longest chunked step is the last one ("the chunk after the first 1,792 prompt tokens")
+    c = JOIN_COST
+    assert c.token_s * (2048 + 32) + c.logit_s * 33 > c.weights_s
+    assert c.token_s * (256 + 32) + c.logit_s * 33 <= c.weights_s
+    assert max(JOIN_CHUNKS_S) == JOIN_CHUNKS_S[-1]
+    for lang in ("zh", "en"):
+        assert "102.47" in QUESTIONS["stall-2048-batch32"].answer(lang).derivation
+        chunked = QUESTIONS["chunk-256-stall"].answer(lang).derivation
+        assert "1,792" in chunked and "277" in chunked and f"{c.weights_s * 1e3:.2f} ms" in chunked
+    assert QUESTIONS["kv-transfer-13b-25gbps"].answer("en").derivation == (
+        "2 × 40 layers × 40 KV heads × 128 × 2 bytes = 819,200 B/token; × 512 tokens = 419.4 MB ÷ "
+        "(25 Gbit/s ÷ 8 = 3.125 GB/s) = 134.2 ms")
+
+
+@pytest.mark.parametrize("lang, words", [("en", "19.47 ms is a decode step with no one joining"),
+                                          ("zh", "19.47 ms 是没有新请求加入时的一步 decode")])
+def test_the_unchanged_decode_step_is_named_in_the_stall_box(lang, words):
+    v = widgets.render("predict", {"question": "stall-2048-batch32", "guess": 19.47, "lang": lang})
+    check_view(v)
+    assert v["flags"]["mistake"] and v["outputs"]["mistake"]["text"] == "decode_unchanged"
+    assert v["outputs"]["verdict"]["text"].startswith(words)
+    assert v["outputs"]["verdict"]["text"].endswith("107.51 ms。" if lang == "zh" else "107.51 ms.")
+    assert v["outputs"]["expected"]["text"] == "108 ms"
 
 
 def test_out_and_back_is_the_round_trip_mistake_not_all_layers():
