@@ -31,6 +31,7 @@ from sim import (
     roofline,
     scheduler,
     serving,
+    slo,
     traces,
 )
 
@@ -354,8 +355,7 @@ PERCENT = 100  # a fraction as a percentage
 SWAP_NEIGHBOUR_TOLERANCE = 0.03  # half the 6.2% gap between two of swap-bytes-anchor-2048's mistakes (see there)
 GIB = 2**30  # bytes in a GiB; the course's GB is 1e9 bytes
 BITS_PER_BYTE = 8
-# DistServe §6's cross-node bandwidth, 25 Gbit/s, in bytes per second (to move to sim/slo.py's link presets).
-LINK_25GBPS_BYTES_PER_S = 25e9 / BITS_PER_BYTE
+LINK_25GBPS_BYTES_PER_S = slo.LINK_25GBPS_BYTES_PER_S  # DistServe §6's cross-node network, the slo-serving link
 
 
 @dataclass(frozen=True)

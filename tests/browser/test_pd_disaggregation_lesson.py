@@ -116,3 +116,35 @@ def test_the_chunk_and_transfer_boxes_name_their_mistakes(site_page, server):
         assert browser_view(site_page, box_id) == lesson_view(site_page, box_id, guess=float(guess))
         expect(worked).to_have_js_property("open", True)
         assert QUESTIONS[key].grade(float(guess), "en").mistake is not None
+
+
+SLO_READOUTS = ("ttft_p50_ms", "ttft_p90_ms", "tpot_p50_ms", "tpot_p90_ms", "throughput_tokens_per_s", "attainment",
+                "goodput_rps_per_gpu", "kv_transfer_ms")
+
+
+@LANGS
+def test_slo_serving_answers_a_policy_a_rate_and_a_target_as_cpython_does(site_page, server, lang):
+    widget = open_ready(site_page, server.url(lang + LESSON), "slo-serving")
+
+    def check(**changes) -> dict:
+        view = lesson_view(site_page, "slo-serving", **changes)
+        for name in SLO_READOUTS:
+            wait_for_output(widget, name, view["outputs"][name]["value"])
+            expect(widget.locator(f'output[name="{name}"]').first).to_have_text(view["outputs"][name]["text"])
+        if changes:  # the lesson's setting is pre-rendered; every change is Python's in the browser
+            assert browser_view(site_page, "slo-serving") == view
+        return view
+
+    start = check()
+    # Prefill and decode apart over a 25 Gbit/s network: the KV transfer appears, and counts in TPOT.
+    widget.locator('[data-param="policy"] input[type="radio"][value="disaggregated"]').check(force=True)
+    widget.locator('[data-param="link"] input[type="radio"][value="25gbps"]').check(force=True)
+    apart = check(policy="disaggregated", link="25gbps")
+    assert start["outputs"]["kv_transfer_ms"]["value"] == 0 < apart["outputs"]["kv_transfer_ms"]["value"]
+    assert apart["outputs"]["gpus"]["value"] == 2
+    # A tighter TPOT target than the run's p90: fewer requests meet it, and the bars say which miss.
+    tight = apart["outputs"]["tpot_p50_ms"]["value"] // 1
+    widget.locator('[data-param="tpot_slo_ms"] input[type="number"]').fill(str(int(tight)))
+    missed = check(policy="disaggregated", link="25gbps", tpot_slo_ms=int(tight))
+    assert missed["outputs"]["attainment"]["value"] < apart["outputs"]["attainment"]["value"]
+    expect(widget.locator('[data-flag="misses"]')).to_be_visible()
