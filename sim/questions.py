@@ -169,7 +169,8 @@ TEXT = {
             "整个 prompt 一步算完要 {whole:.2f} ms；切成 {chunks} 块，每块 {chunk} 个 token，每一步都要重读一遍权重（"
             "{weights:.2f} ms），各步从 {first:.2f} ms 到 {longest:.2f} ms 不等，合起来 {value:.2f} ms",
         "chunk-256-ttft.mistake.free_for_prompt":
-            "{mistake:.2f} ms 是整个 prompt 一步算完的时间。切块之后，新请求要等完全部 {chunks} 步，每一步都重读一遍权"
+            "{mistake:.2f} ms 是整个 prompt 一步算完的时间，好像分块 prefill 消除了干扰、谁也不用付代价。"
+            "切块之后，新请求要等完全部 {chunks} 步，每一步都重读一遍权"
             "重（{weights:.2f} ms），还要顺带算 {batch} 个 decode 请求：多出 {overhead:.2f} ms，一共 {value:.2f} ms。",
         "kv-transfer-13b-25gbps":
             "2 × {layers} 层 × {kv_heads} 个 KV 头 × {head_dim} × {element} 字节 = {per_token:,} B/token；× {tokens} 个"
@@ -180,6 +181,23 @@ TEXT = {
         "kv-transfer-13b-25gbps.mistake.k_only":
             "{mistake:.1f} ms 只传了 K。每层既存 K 也存 V，两样加起来每个 token {per_token:,} B：{mb:.1f} MB ÷ "
             "{gbyte:g} GB/s = {value:.1f} ms。",
+        "tpot-first-token":
+            "TPOT 只算第一个 token 之后的间隔：第一个 token 在 {first:.2f} ms 时出来，之后 {later} 个 token 各隔一步 "
+            "decode，({done:.2f} − {first:.2f}) ms ÷ {later} = {value:.2f} ms",
+        "tpot-first-token.mistake.counts_first_token":
+            "{mistake:.2f} ms 是从到达算起、把 {tokens} 个 token 平均：{done:.2f} ms ÷ {tokens}。"
+            "那是上一课的归一化延迟，把等第一个 token 的 {first:.2f} ms 也摊了进去。"
+            "DistServe 的 TPOT 不算第一个 token，它归 TTFT："
+            "({done:.2f} − {first:.2f}) ms ÷ {later} = {value:.2f} ms。",
+        "split-throughput-chat":
+            "1 张 prefill 加 1 张 decode，所有请求在 t = 0 排好队时每秒送走的请求：{value:.1f}（1 张混跑的卡是 "
+            "{colocated:.2f}）",
+        "split-throughput-chat.mistake.doubles":
+            "{mistake:.1f} 是 1 张混跑的卡（{colocated:.2f}）乘 2，以为拆成两张卡吞吐就翻倍、甚至更多。"
+            "vLLM 的文档说得很直白：P/D 分离不提高吞吐。聊天的提示短，那张 prefill 卡大半时间闲着；"
+            "所有请求的 decode 都压在一张卡上，"
+            "它的批大了一倍，每一步也慢了；混跑时一步里的提示还能和 decode 共用一遍读权重，分开就没有了。两张卡合起来"
+            "每秒只有 {value:.1f} 个。",
     },
     "en": {
         "decode-intensity": "2N FLOP ÷ 2N bytes: {gflop:,.2f} GFLOP ÷ {gb:,.2f} GB ≈ {intensity:.2f} FLOP/B",
@@ -336,7 +354,8 @@ TEXT = {
             "the weights again ({weights:.2f} ms), and the steps take {first:.2f} ms to {longest:.2f} ms each: "
             "{value:.2f} ms in all",
         "chunk-256-ttft.mistake.free_for_prompt":
-            "{mistake:.2f} ms is the prompt whole, in one step. In chunks the joiner waits for all {chunks} steps, and "
+            "{mistake:.2f} ms is the prompt whole, in one step, as if chunked prefill removed the interference at no "
+            "cost to anyone. In chunks the joiner waits for all {chunks} steps, and "
             "each one reads the weights again ({weights:.2f} ms) and serves the {batch} decoders too: {overhead:.2f} "
             "ms more, {value:.2f} ms in all.",
         "kv-transfer-13b-25gbps":
@@ -348,6 +367,24 @@ TEXT = {
         "kv-transfer-13b-25gbps.mistake.k_only":
             "{mistake:.1f} ms sends only K. Every layer keeps both K and V, {per_token:,} B per token for the two: "
             "{mb:.1f} MB ÷ {gbyte:g} GB/s = {value:.1f} ms.",
+        "tpot-first-token":
+            "TPOT counts only the gaps after the first token: the first comes at {first:.2f} ms, the {later} later "
+            "tokens one decode step apart each, ({done:.2f} − {first:.2f}) ms ÷ {later} = {value:.2f} ms",
+        "tpot-first-token.mistake.counts_first_token":
+            "{mistake:.2f} ms averages all {tokens} tokens from the arrival: {done:.2f} ms ÷ {tokens}. That is the "
+            "previous lesson's normalized latency, with the {first:.2f} ms wait for the first token spread over every "
+            "token. DistServe's TPOT leaves the first token out, it belongs to TTFT: ({done:.2f} − {first:.2f}) ms ÷ "
+            "{later} = {value:.2f} ms.",
+        "split-throughput-chat":
+            "1 prefill GPU and 1 decode GPU, every request queued at t = 0, requests returned per second: "
+            "{value:.1f} (1 colocated GPU: {colocated:.2f})",
+        "split-throughput-chat.mistake.doubles":
+            "{mistake:.1f} is 1 colocated GPU ({colocated:.2f}) times 2: the belief that splitting prefill and "
+            "decode over two GPUs doubles the throughput, or more. vLLM's documentation says plainly that "
+            "disaggregated prefill does not improve throughput. Chat prompts are short, so the prefill GPU idles most "
+            "of the time; every request's decode lands on the one decode GPU, whose batch doubles and whose steps "
+            "slow down; and a colocated step lets a prompt share one read of the weights with the decodes, which a "
+            "split cannot. The two GPUs return {value:.1f} requests per second.",
     },
 }
 
@@ -623,6 +660,29 @@ def _ttft_chunked() -> tuple[float, dict]:
     return value, {**_join_numbers(r), "value": value}
 
 
+# The joiner of the stall above writes TPOT_TOKENS tokens: its first at the end of the joined step, every later one a
+# decode-only step of the batch after it (the batch unchanged, as in the interference widget).
+TPOT_TOKENS = 16
+
+
+def _tpot_first_token() -> tuple[float, dict]:
+    r = _join(0)
+    first, later = r.whole_s * 1e3, TPOT_TOKENS - 1
+    done = first + later * r.decode_s * 1e3
+    value = (done - first) / later
+    return value, dict(first=first, later=later, done=done, tokens=TPOT_TOKENS, value=value,
+                       normalized=done / TPOT_TOKENS)
+
+
+def _split_throughput() -> tuple[float, dict]:
+    """Chat on the anchor and H100s: what one prefill GPU and one decode GPU return per second with a queue that never
+    empties, against one colocated GPU (vLLM V1's chunked schedule)."""
+    m, hw = _anchor_h100()
+    value = slo.capacity(m, hw, "disaggregated", "chat")
+    colocated = slo.capacity(m, hw, "chunked", "chat")
+    return value, dict(value=value, colocated=colocated, doubled=2 * colocated)
+
+
 # A 512-token Llama-2-13B prompt (DistServe's OPT-13B class, Fig. 1's input length) over 25 Gbit/s.
 TRANSFER_TOKENS = 512
 
@@ -716,5 +776,13 @@ QUESTIONS = {q.key: q for q in (
     Question("kv-transfer-13b-25gbps", "ms", 0.10, _kv_transfer, (
         Mistake("gbit_as_gbyte", lambda n: n["bytes"] / (n["gbit"] * 1e9) * 1e3),
         Mistake("k_only", lambda n: n["value"] / 2),  # one of K and V: half the bytes
+    )),
+    # 10%: the normalized latency lies 28% above the answer.
+    Question("tpot-first-token", "ms", 0.10, _tpot_first_token, (
+        Mistake("counts_first_token", lambda n: n["normalized"]),
+    )),
+    # 10%: twice the colocated GPU lies 72% above the answer.
+    Question("split-throughput-chat", "req/s", 0.10, _split_throughput, (
+        Mistake("doubles", lambda n: n["doubled"]),
     )),
 )}

@@ -25,8 +25,10 @@ output token never goes to a decode GPU.
 Metrics (DistServe §1's definitions, in seconds): TTFT = first token - arrival (on a prefill GPU, before its KV is
 sent); TPOT = (last token - first token) / (output - 1), so a disaggregated request's transfer and its wait for a
 decode GPU count in its TPOT; attainment = share of measured requests meeting both targets; goodput = the highest
-rate of RATE_GRID_PER_S at which attainment reaches `goal` and the GPUs keep up (returns per second at least
-KEEP_UP of the rate), and per GPU that rate over the GPUs used (DistServe §1's per-GPU goodput).
+rate of RATE_GRID_PER_S at which attainment reaches `goal` and the GPUs keep up, and per GPU that rate over the GPUs
+used (DistServe §1's per-GPU goodput). The GPUs keep up when the rate is within their capacity (capacity(), as
+scheduler.capacity: the returns per second of the same requests all queued at t = 0); above it the queue grows without
+bound, and a finite run's percentiles only say how long it is.
 Every run is REQUESTS requests (OUR CHOICE, what a control's move can afford); the first WARMUP_SHARE of them,
 served by GPUs that started empty, are left out of every metric, as in scheduler.Schedule.
 """
@@ -76,7 +78,6 @@ DEFAULT_GOAL = 0.9  # DistServe §1: 90% of requests within both targets
 
 REQUESTS = 1_000
 WARMUP_SHARE = scheduler.WARMUP_SHARE
-KEEP_UP = 0.95  # returns per second at least this share of the offered rate, or the queue is growing (OUR CHOICE)
 # The rates goodput tries (OUR CHOICE): 0.1 to 100 requests per second, in steps of 0.1.
 RATE_STEP_PER_S = 0.1
 RATE_GRID_PER_S = tuple(round((k + 1) * RATE_STEP_PER_S, 1) for k in range(1_000))
@@ -146,6 +147,7 @@ class Run:
     rate_per_s: float
     records: tuple[Record, ...]
     rejected: int  # requests that could never fit in a GPU's memory, left out of every metric
+    capacity_per_s: float | None = None  # the policy's capacity on this workload (serve()), requests per second
 
     @cached_property
     def measured(self) -> tuple[Record, ...]:
@@ -202,8 +204,8 @@ class Run:
 
     @property
     def keeps_up(self) -> bool:
-        """Returns per second reach KEEP_UP of the offered rate: the queue is not growing without bound."""
-        return self.requests_per_s >= KEEP_UP * self.rate_per_s
+        """The rate is within the capacity: the queue does not grow without bound."""
+        return self.capacity_per_s is None or self.rate_per_s <= self.capacity_per_s
 
     @property
     def transfer_mean_s(self) -> float:
@@ -218,9 +220,14 @@ class Run:
 
 
 def _trace(workload: str, rate_per_s: float, n: int, seed: int) -> tuple[Request, ...]:
+    """n requests of the workload whose arrivals are a Poisson process at rate_per_s given that the n-th comes at
+    n / rate_per_s: traces.arrivals' gaps scaled to that sum, so that every run delivers the rate it is asked for
+    (the scaled gaps are distributed as n uniform points' spacings, the Poisson process given its count). Unscaled,
+    the default seed's 1,000 gaps come out 1.4% long, and every rate would be that much less than it says."""
     pairs = lengths(workload, n, seed)
-    times = traces.arrivals(n, rate_per_s, seed)
-    return tuple(Request(i, t, p, o) for i, (t, (p, o)) in enumerate(zip(times, pairs)))
+    times = traces.arrivals(n, 1.0, seed)
+    scale = n / rate_per_s / times[-1]
+    return tuple(Request(i, t * scale, p, o) for i, (t, (p, o)) in enumerate(zip(times, pairs)))
 
 
 def _dealt(order: list[int], gpus: int, stage: str, seed: int) -> list[list[int]]:
@@ -250,33 +257,51 @@ def serve(m: Model, hw: Hardware, policy: str, workload: str = DEFAULT_WORKLOAD,
           rate_per_s: float = DEFAULT_RATE_PER_S, token_budget: int = DEFAULT_TOKEN_BUDGET, prefill_gpus: int = 1,
           decode_gpus: int = 1, link: str = "nvlink", gpus: int = 1, n: int = REQUESTS,
           seed: int = DEFAULT_SEED) -> Run:
-    """The workload at a Poisson rate (all GPUs together) served under `policy`; see the module docstring.
-    `gpus` is the colocated policies' GPU count; prefill_gpus, decode_gpus and link are the disaggregated one's."""
-    check_choice("policy", policy, POLICIES)
+    """The workload at a Poisson rate (all GPUs together) served under `policy`, knowing its capacity; see the
+    module docstring. `gpus` is the colocated policies' GPU count; prefill_gpus, decode_gpus and link are the
+    disaggregated one's."""
     check_positive("rate_per_s", rate_per_s)
-    token_budget = check_int("token_budget", token_budget, MAX_BATCH, scheduler.MAX_TOKEN_BUDGET)
-    gpus = check_int("gpus", gpus, 1, MAX_GPUS)
-    prefill_gpus = check_int("prefill_gpus", prefill_gpus, 1, MAX_GPUS)
-    decode_gpus = check_int("decode_gpus", decode_gpus, 1, MAX_GPUS)
     n = check_int("n", n, 2, traces.MAX_REQUESTS)
-    reqs = _trace(workload, rate_per_s, n, seed)
+    setting = _setting(policy, token_budget, prefill_gpus, decode_gpus, link, gpus)
+    limit = capacity(m, hw, policy, workload, *setting[1:], seed)
+    return _simulate(m, hw, _trace(workload, rate_per_s, n, seed), setting, seed, rate_per_s, limit)
+
+
+@functools.lru_cache(maxsize=64)
+def capacity(m: Model, hw: Hardware, policy: str, workload: str = DEFAULT_WORKLOAD,
+             token_budget: int = DEFAULT_TOKEN_BUDGET, prefill_gpus: int = 1, decode_gpus: int = 1,
+             link: str = "nvlink", gpus: int = 1, seed: int = DEFAULT_SEED) -> float:
+    """Requests per second the policy returns with a queue that never empties: REQUESTS requests of the workload
+    all waiting at t = 0, counted as a run's returns are (scheduler.capacity's convention)."""
+    setting = _setting(policy, token_budget, prefill_gpus, decode_gpus, link, gpus)
+    waiting = tuple(Request(i, 0.0, p, o) for i, (p, o) in enumerate(lengths(workload, REQUESTS, seed)))
+    return _simulate(m, hw, waiting, setting, seed, 0.0, None).requests_per_s
+
+
+def _setting(policy, token_budget, prefill_gpus, decode_gpus, link, gpus) -> tuple:
+    """The arguments that shape the GPUs, checked."""
+    return (check_choice("policy", policy, POLICIES),
+            check_int("token_budget", token_budget, MAX_BATCH, scheduler.MAX_TOKEN_BUDGET),
+            check_int("prefill_gpus", prefill_gpus, 1, MAX_GPUS), check_int("decode_gpus", decode_gpus, 1, MAX_GPUS),
+            check_choice("link", link, LINKS), check_int("gpus", gpus, 1, MAX_GPUS))
+
+
+def _simulate(m, hw, reqs, setting: tuple, seed: int, rate_per_s: float, limit: float | None) -> Run:
+    policy, token_budget, prefill_gpus, decode_gpus, link, gpus = setting
     cost = scheduler.step_cost(m, hw)
-    if policy != "disaggregated":
+    if policy == "disaggregated":
+        gpus = prefill_gpus + decode_gpus
+        records = _disaggregated(reqs, m, hw, token_budget, prefill_gpus, decode_gpus, link, cost, seed)
+    else:
         how = {"token_budget": token_budget} if policy == "chunked" else {}
-        records: list = [None] * n
-        for mine in _dealt(list(range(n)), gpus, "colocated", seed):
+        records = [None] * len(reqs)
+        for mine in _dealt(list(range(len(reqs))), gpus, "colocated", seed):
             for i, s in zip(mine, _served(_own(reqs, mine), m, hw, MAX_BATCH, cost, **how)):
                 if s.served:
                     records[i] = Record(s.request.arrival_s, s.request.prompt_tokens, s.request.output_tokens,
                                         s.first_token_s, s.done_s, 0.0)
-        return _run(policy, gpus, rate_per_s, records)
-    return _run(policy, prefill_gpus + decode_gpus, rate_per_s,
-                _disaggregated(reqs, m, hw, token_budget, prefill_gpus, decode_gpus, link, cost, seed))
-
-
-def _run(policy: str, gpus: int, rate_per_s: float, records: list) -> Run:
     kept = tuple(r for r in records if r is not None)
-    return Run(policy, gpus, rate_per_s, kept, len(records) - len(kept))
+    return Run(policy, gpus, rate_per_s, kept, len(records) - len(kept), limit)
 
 
 def _disaggregated(reqs, m, hw, token_budget, prefill_gpus, decode_gpus, link, cost, seed) -> list:

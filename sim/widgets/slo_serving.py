@@ -66,8 +66,9 @@ TEXT = {
         "kv_transfer_ms": "KV 传输：prompt 算完到 KV 到达 decode 卡（平均）",
         "gpus": "用了几张 GPU",
         "rps": "{value} 个请求/秒",
-        "behind": "这个到达率下 GPU 跟不上：每秒返回的请求不到到达的 {keep}，队列越排越长，"
-                  "这些延迟只说明这串请求有多长。",
+        "behind": "这个到达率超过了容量 {capacity}：队列越排越长，这串请求越长，延迟就越大，"
+                  "这里的延迟只说明这串请求有多长。",
+        "capacity_per_s": "容量：队列永远不空时每秒返回的请求",
         "meets": "这个到达率下，{share} 的请求两个目标都达到，不低于 {goal_share} 的目标。",
         "misses": "这个到达率下只有 {share} 的请求两个目标都达到，低于 {goal_share} 的目标。",
         "colocated_gpus": "同卡混跑只用 1 张 GPU：prefill / decode GPU 数和传输链路只对 P/D 分离起作用。",
@@ -80,7 +81,7 @@ TEXT = {
                 "÷ (输出 token 数 − 1)，所以 P/D 分离时 KV 的传输和在 decode "
                 "卡上的排队都算进 TPOT。每次模拟 {n} 个请求，去掉最先到的 {warmup}，"
                 "那时 GPU 还是空的。goodput 从 {lowest_rate} 个请求/秒起、"
-                "每 {rate_step} 一档，找出 GPU 跟得上、且达标比例不低于目标的最高到达率，"
+                "每 {rate_step} 一档，找出不超过容量、且达标比例不低于目标的最高到达率，"
                 "再除以 GPU 数（DistServe 对每卡 goodput 的定义）。",
         "bars_label": "TTFT 和 TPOT 的中位数与 p90，对照各自的目标",
         "bar.ttft": "TTFT",
@@ -102,7 +103,8 @@ TEXT = {
         "derive.throughput": "{n} 个请求按返回先后排，取中间一半（去掉开头和收尾），"
                              "输出 token {tokens} ÷ 它们返回所跨的 {window} = {value}",
         "derive.attainment": "TTFT ≤ {ttft} 且 TPOT ≤ {tpot} 的请求 {met} ÷ {n} = {value}",
-        "derive.goodput": "达标比例 ≥ {goal} 且跟得上的最高到达率 {rate} 个请求/秒 ÷ {gpus} 张 GPU = {value}",
+        "derive.goodput": "不超过容量、达标比例 ≥ {goal} 的最高到达率 {rate} 个请求/秒 ÷ {gpus} 张 GPU = {value}",
+        "derive.capacity": "{n} 个请求在 t = 0 全部排好队，按返回先后取中间一半，每秒返回 = {value}",
         "derive.kv_transfer": "每个请求的 KV（提示 token × {per_token}，加递归状态 {state}）÷ 链路 {link}，"
                               "加上等链路空出来的时间，{n} 个请求平均 = {value}",
         "derive.kv_none": "同卡混跑：KV 不用搬 = 0",
@@ -143,8 +145,9 @@ TEXT = {
         "kv_transfer_ms": "KV transfer: prompt done to its KV on a decode GPU (mean)",
         "gpus": "GPUs used",
         "rps": "{value} req/s",
-        "behind": "At this rate the GPUs fall behind: they return fewer than {keep} of the requests arriving each "
-                  "second, the queue keeps growing, and these latencies only say how long the stream is.",
+        "behind": "This rate is above the capacity of {capacity}: the queue keeps growing, every latency grows with "
+                  "the stream, and these only say how long the stream is.",
+        "capacity_per_s": "Capacity: requests returned per second with a queue that never empties",
         "meets": "At this rate {share} of the requests meet both targets, at least the goal of {goal_share}.",
         "misses": "At this rate only {share} of the requests meet both targets, short of the goal of {goal_share}.",
         "colocated_gpus": "Colocated policies use one GPU: the prefill and decode GPU counts and the link apply to "
@@ -157,8 +160,8 @@ TEXT = {
                 "TTFT = first token − arrival; TPOT = (last token − first token) ÷ (output tokens − 1), so a "
                 "disaggregated request's KV transfer and its wait for a decode GPU count in its TPOT. Each run "
                 "is {n} requests, without the first {warmup}, which met empty GPUs. Goodput tries rates from "
-                "{lowest_rate} req/s in steps of {rate_step} and takes the highest at which the GPUs keep up "
-                "and the goal share meets both targets, divided by the GPUs (DistServe's per-GPU goodput).",
+                "{lowest_rate} req/s in steps of {rate_step} and takes the highest within the capacity "
+                "at which the goal share meets both targets, divided by the GPUs (DistServe's per-GPU goodput).",
         "bars_label": "Median and p90 of TTFT and TPOT against their targets",
         "bar.ttft": "TTFT",
         "bar.tpot": "TPOT",
@@ -180,7 +183,9 @@ TEXT = {
                              "drain at the end): their output tokens, {tokens}, ÷ the {window} they return over = "
                              "{value}",
         "derive.attainment": "requests with TTFT ≤ {ttft} and TPOT ≤ {tpot}, {met} ÷ {n} = {value}",
-        "derive.goodput": "the highest rate that keeps up with ≥ {goal} of requests within both, {rate} req/s, "
+        "derive.capacity": "{n} requests all queued at t = 0, returns per second over the middle half of them = "
+                           "{value}",
+        "derive.goodput": "the highest rate within the capacity with ≥ {goal} of requests within both, {rate} req/s, "
                           "÷ {gpus} GPUs = {value}",
         "derive.kv_transfer": "each request's KV (prompt tokens × {per_token}, plus its recurrent state {state}) ÷ the "
                               "link's {link}, plus any wait for the link, averaged over {n} requests = {value}",
@@ -217,7 +222,7 @@ WIDGET = Widget(
         Flag("no_goodput"),
         Readouts(
             "ttft_p50_ms", "ttft_p90_ms", "tpot_p50_ms", "tpot_p90_ms", "throughput_tokens_per_s", "attainment",
-            Readout("goodput_rps_per_gpu", note="goodput_rate"), "kv_transfer_ms", "gpus",
+            Readout("goodput_rps_per_gpu", note="goodput_rate"), "capacity_per_s", "kv_transfer_ms", "gpus",
         ),
         Svg("bars", label="bars_label"),
         Text("note"),
@@ -256,7 +261,7 @@ def render(state) -> dict:
     flags = {"capacity": not fits}
     if not fits:  # nothing runs: every readout says so
         for name in (*PERCENTILES, "throughput_tokens_per_s", "attainment", "goodput_rps_per_gpu", "kv_transfer_ms",
-                     "goodput_rate", "gpus"):
+                     "goodput_rate", "gpus", "capacity_per_s"):
             outputs[name] = output(0, "—")
         return view(s, outputs, svg={"bars": ""}, flags=flags)
     run = slo.serve(m, hw, s["policy"], rate_per_s=s["rate"], **args)
@@ -278,7 +283,8 @@ def render(state) -> dict:
         "gpus": output(run.gpus, fmt_grouped(run.gpus)),
         "share": output(attainment * 100, fmt_share(attainment)),
         "goal_share": output(s["goal"], fmt_share(goal)),
-        "keep": output(slo.KEEP_UP * 100, fmt_share(slo.KEEP_UP)),
+        "capacity_per_s": output(run.capacity_per_s, t["rps"].format(value=fmt_sig(run.capacity_per_s))),
+        "capacity": output(run.capacity_per_s, t["rps"].format(value=fmt_sig(run.capacity_per_s))),
         "lowest_rate": output(slo.RATE_GRID_PER_S[0], fmt_sig(slo.RATE_GRID_PER_S[0])),
         "rate_step": output(slo.RATE_STEP_PER_S, fmt_sig(slo.RATE_STEP_PER_S)),
         "max_batch": output(slo.MAX_BATCH, fmt_grouped(slo.MAX_BATCH)),
@@ -297,6 +303,8 @@ def render(state) -> dict:
             value=outputs["throughput_tokens_per_s"]["text"]),
         "attainment": t["derive.attainment"].format(ttft=ttft_text, tpot=tpot_text, met=fmt_grouped(met),
                                                     n=fmt_grouped(n), value=fmt_share(attainment)),
+        "capacity_per_s": t["derive.capacity"].format(n=fmt_grouped(slo.REQUESTS),
+                                                      value=outputs["capacity_per_s"]["text"]),
         "goodput_rps_per_gpu": t["derive.goodput"].format(goal=fmt_share(goal), rate=fmt_sig(good.rate_per_s),
                                                           gpus=good.gpus, value=outputs["goodput_rps_per_gpu"]["text"]),
         "kv_transfer_ms": (t["derive.kv_transfer"].format(

@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from sim import interference, presets, roofline, scheduler, widgets
+from sim import interference, presets, roofline, scheduler, slo, widgets
 from sim.questions import QUESTIONS, TEXT
 from tests.sim.test_widgets import check_view
 
@@ -27,6 +27,7 @@ KV_GB = 2 * 32 * 32 * 128 * 2 * 2048 * 32 / 1e9
 ANCHOR_RESIDENT, ANCHOR_KV, ANCHOR_STATE = 55_562_855_904, 65_536, 150_994_944
 RESERVATION = 2048 * ANCHOR_KV + ANCHOR_STATE
 H100_MEMORY = int(presets.hardware("h100-sxm").memory_bytes)  # as the preset gives it (80e9 B at the datasheet)
+ANCHOR_MODEL, H100_GPU = presets.model("qwen3.8-27b"), presets.hardware("h100-sxm")
 FIT_AT_MAX = (H100_MEMORY - ANCHOR_RESIDENT) // RESERVATION  # 85 at 80e9 B
 # Two requests with 100-token prompts arrive together, writing 10 and 100 tokens. Every step is memory-bound, so
 # it costs its bytes over 3.35 TB/s: the weights, plus the KV rows read and written, plus the state (written once
@@ -88,6 +89,9 @@ EXPECTED = {
     "chunk-256-stall": max(JOIN_CHUNKS_S) * 1e3,  # about 19.75 ms
     "chunk-256-ttft": sum(JOIN_CHUNKS_S) * 1e3,  # about 157.23 ms
     "kv-transfer-13b-25gbps": TRANSFER_BYTES / (25e9 / 8) * 1e3,  # about 134.2 ms
+    "tpot-first-token": JOIN_DECODE_S * 1e3,  # 15 later tokens, each one decode step after the other
+    # a simulation, not a hand figure: the capacity of one prefill and one decode GPU on chat (tests/sim/test_slo.py)
+    "split-throughput-chat": slo.capacity(ANCHOR_MODEL, H100_GPU, "disaggregated", "chat"),
 }
 
 # Every question's common mistakes, with their values by hand.
@@ -115,6 +119,8 @@ MISTAKES = {
     "chunk-256-ttft": {"free_for_prompt": JOIN_WHOLE_S * 1e3},
     "kv-transfer-13b-25gbps": {"gbit_as_gbyte": TRANSFER_BYTES / 25e9 * 1e3,  # about 16.8 ms
                                "k_only": TRANSFER_BYTES / 2 / (25e9 / 8) * 1e3},  # about 67.1 ms
+    "tpot-first-token": {"counts_first_token": (JOIN_WHOLE_S + 15 * JOIN_DECODE_S) / 16 * 1e3},  # about 24.97 ms
+    "split-throughput-chat": {"doubles": 2 * slo.capacity(ANCHOR_MODEL, H100_GPU, "chunked", "chat")},
 }
 
 ALL_MISTAKES = [(key, i) for key, q in QUESTIONS.items() for i in range(len(q.mistakes))]
@@ -227,6 +233,11 @@ def test_words_are_only_derivations_and_mistakes():
     ("kv-transfer-13b-25gbps", 134, None),
     ("kv-transfer-13b-25gbps", 16.8, "gbit_as_gbyte"),
     ("kv-transfer-13b-25gbps", 67.1, "k_only"),
+    ("tpot-first-token", 19.5, None),
+    ("tpot-first-token", 25, "counts_first_token"),  # the normalized latency
+    ("split-throughput-chat", 8.2, None),
+    ("split-throughput-chat", 14.1, "doubles"),  # two colocated GPUs' worth
+    ("split-throughput-chat", 15, "doubles"),
 ])
 def test_grading_examples(key, guess, mistake):
     q = QUESTIONS[key]

@@ -87,11 +87,12 @@ def test_goodput_is_within_throughput_and_the_grid_rates_around_it_say_so(m, hw,
         assert g.rate_per_s == 0
         return
     r = g.run
-    _, returned, tokens = r._window
-    mean_output = tokens / returned  # of the returns the throughput counts (the middle half, by time of return)
-    # The goodput per GPU is at most the requests returned per second per GPU (their output tokens per second over
-    # their mean output), less the KEEP_UP a finite trace's returns may lag its nominal rate by; 2% to spare.
-    assert g.per_gpu * slo.KEEP_UP <= r.throughput_tokens_per_s / mean_output / g.gpus * 1.02
+    # The goodput is a rate the GPUs keep up with, within their capacity; the requests per GPU served within both
+    # targets at that rate are no more than the GPUs return per second at most (their capacity, per GPU), and the
+    # run returns no more than arrive.
+    assert g.rate_per_s <= r.capacity_per_s
+    assert g.per_gpu * r.attainment() <= r.capacity_per_s / g.gpus
+    assert r.requests_per_s <= g.rate_per_s * 1.05
     assert r.attainment() >= slo.DEFAULT_GOAL and r.keeps_up
     k = slo.RATE_GRID_PER_S.index(g.rate_per_s)
     if k + 1 < len(slo.RATE_GRID_PER_S):
@@ -136,18 +137,27 @@ def test_bad_arguments_name_themselves():
         slo.goodput(ANCHOR, H100, "chunked", goal=1.5)
 
 
-def test_a_server_far_below_its_capacity_keeps_up_and_one_past_it_does_not():
-    # The anchor serves the chat workload (outputs up to 1,024 tokens) at 5 req/s with every request within both
-    # targets and a TTFT p90 under a tenth of a second: far below its capacity. Counted to the last return, its
-    # returns per second were 92% of the rate (the drain: the long requests finishing alone after the last arrival),
-    # and it was called overloaded, so every chat goodput stopped at about 3 req/s.
+def test_a_server_keeps_up_up_to_its_capacity_and_its_queue_grows_past_it():
+    # The anchor's capacity on the chat workload: every request queued at t = 0, returns per second counted as a
+    # run's are (the middle half of them: after the last arrival the long requests drain alone, and counting to the
+    # last return made a server at 5 req/s, every request within both targets, look overloaded).
+    limit = slo.capacity(ANCHOR, H100, "chunked", "chat")
+    assert 6.5 < limit < 7.5
     below = run(ANCHOR, H100, "chat", "chunked", 5.0)
-    assert below.attainment() == 1.0 and below.ttft_p90_s < 0.1
-    assert below.keeps_up and below.requests_per_s >= slo.KEEP_UP * 5.0
-    assert slo.goodput(ANCHOR, H100, "chunked", "chat").rate_per_s >= 5.0
-    # Past its capacity the queue grows: the TTFT runs into tens of seconds and the returns lag the rate.
-    past = run(ANCHOR, H100, "chat", "chunked", 14.0)
-    assert past.ttft_p90_s > 10 and not past.keeps_up
-    # The middle half of the returns over the time they span: at a low rate, the rate itself.
-    low = run(ANCHOR, H100, "chat", "chunked", 1.0)
-    assert low.requests_per_s == pytest.approx(1.0, rel=0.02)
+    assert below.keeps_up and below.attainment() == 1.0 and below.ttft_p90_s < 0.1
+    assert below.requests_per_s == pytest.approx(5.0, rel=0.03)  # well below the capacity, the rate itself
+    past = run(ANCHOR, H100, "chat", "chunked", 8.0)
+    assert not past.keeps_up and past.ttft_p90_s > 5  # the queue grows with the stream
+    assert past.requests_per_s == pytest.approx(limit, rel=0.03)  # and the returns run at the capacity
+    # Two colocated GPUs, each a Poisson stream of half the rate: twice one GPU's capacity.
+    assert slo.capacity(ANCHOR, H100, "chunked", "chat", gpus=2) == pytest.approx(2 * limit, rel=0.05)
+
+
+def test_a_trace_delivers_the_rate_it_is_asked_for():
+    for rate in (0.5, 3.0, 20.0):
+        reqs = slo._trace("chat", rate, slo.REQUESTS, slo.DEFAULT_SEED)
+        assert reqs[-1].arrival_s == pytest.approx(slo.REQUESTS / rate)
+        assert all(b.arrival_s >= a.arrival_s for a, b in zip(reqs, reqs[1:]))
+    # the same trace at another rate is the same arrivals, scaled
+    slow, fast = slo._trace("chat", 1.0, 100, 0), slo._trace("chat", 4.0, 100, 0)
+    assert all(s.arrival_s == pytest.approx(4 * f.arrival_s) for s, f in zip(slow, fast))
