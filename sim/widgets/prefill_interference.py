@@ -57,8 +57,8 @@ TEXT = {
         "nearly_free": "这一块和批里的 decode 合起来 {batch_tokens} 个 token，没越过拐点：矩阵乘的时间仍然是"
                        "读一遍权重的时间，所以这一步几乎不比只 decode 慢。代价落在新请求身上："
                        "每一块都要把权重重读一遍，TTFT 变长。",
-        "past_ridge": "这一步的矩阵乘越过了拐点：块加上批共 {batch_tokens} 个 token，而这批最多能白带 {free_chunk} "
-                      "token 的块。prompt 的计算量直接压在这一步上，批里每个请求都得跟着等。",
+        "past_ridge": "这一步的矩阵乘越过了拐点：块加上批共 {batch_tokens} 个 token，而这批最多能白带 "
+                      "{free_chunk_count} 个 token 的块。prompt 的计算量直接压在这一步上，批里每个请求都得跟着等。",
         "timeline": "prompt 算完之前的每一步",
         "timeline.head": "{steps} 步，TTFT {ttft}",
         "timeline.head_whole": "整段 {steps} 步算完，TTFT {ttft}",
@@ -118,8 +118,8 @@ TEXT = {
                        "still take one read of the weights, so this step is barely slower than a decode-only one. The "
                        "new request pays instead: the weights are read again for every chunk, and its TTFT grows.",
         "past_ridge": "This step's matmuls are past the ridge: {batch_tokens} tokens of chunk and batch, while this "
-                      "batch carries a chunk of at most {free_chunk} tokens for free. The prompt's compute lands on "
-                      "the step, and every request in the batch waits for it.",
+                      "batch carries a chunk of at most {free_chunk_count} tokens for free. The prompt's compute lands "
+                      "on the step, and every request in the batch waits for it.",
         "timeline": "Every step until the prompt is done",
         "timeline.head": "{steps} steps, TTFT {ttft}",
         "timeline.head_whole": "whole prompt: {steps} step, TTFT {ttft}",
@@ -205,6 +205,7 @@ def render(state) -> dict:
         "overhead_ms": output(r.overhead_s * 1e3, fmt_duration(r.overhead_s)),
         "steps": output(len(r.steps), fmt_grouped(len(r.steps))),
         "free_chunk": output(r.free_chunk, f"{fmt_grouped(r.free_chunk)} token"),
+        "free_chunk_count": output(r.free_chunk, fmt_grouped(r.free_chunk)),  # the number alone, inside a sentence
         "batch_tokens": output(step_tokens, fmt_grouped(step_tokens)),
         **capacity.outputs(weights, hw),
     }

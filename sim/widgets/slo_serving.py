@@ -239,7 +239,7 @@ LABEL, NARROW_LABEL = 110, 76  # room for a row's label
 ROW, BAR, GAP = 26, 16, 18  # a bar's row, the bar, the gap between the two metrics
 SCALE = 2.0  # the axis runs to twice the target, or to the longest bar if that is further
 COLOURS = {"met": palette.colour("decode"), "missed": palette.colour("over")}
-VALUE_ROOM = 76  # right of the longest bar, for its value
+VALUE_ROOM = 84  # right of the plot, for the values
 
 
 def scenario(s: dict) -> dict:
@@ -341,7 +341,9 @@ def _bars(run: slo.Run, ttft_slo: float, tpot_slo: float, lang: str, width: floa
             parts.append(svg.text(t[f"bar.{which}"], {"x": SIDE, "y": y + BAR - 4, "class": "svg-label"}))
             w = max(1.0, plot * value / span)
             parts.append(svg.element("rect", {"x": x0, "y": y, "width": w, "height": BAR, "fill": colour}))
-            parts.append(svg.text(fmt_duration(value), {"x": x0 + w + 4, "y": y + BAR - 4, "class": "svg-label"}))
+            # the value in its own column at the right, clear of the bars and of the target's line
+            parts.append(svg.text(fmt_duration(value), {"x": width - SIDE, "y": y + BAR - 4, "class": "svg-label",
+                                                        "text-anchor": "end"}))
             y += ROW
         xt = x0 + plot * target / span
         top = y - 2 * ROW - 4

@@ -102,3 +102,13 @@ def test_every_word_of_the_narrow_drawing_stays_inside_it(state):
         x, w = float(node.get("x")), svg.text_width(node.text, 13)
         start = {"start": x, "middle": x - w / 2, "end": x - w}[node.get("text-anchor") or "start"]
         assert 0 <= start and start + w <= width, (node.text, start, w)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_flags_words_name_a_unit_once(lang):
+    # The readouts' texts fill the flags' slots; "277 token tokens" read the unit twice.
+    v = widget.render({"lang": lang, "batch": 128, "chunk_tokens": "512"})
+    texts = {k: o["text"] for k, o in v["outputs"].items()}
+    for key in ("past_ridge", "nearly_free"):
+        words = widget.TEXT[lang][key].format(**texts)
+        assert "token token" not in words and "token tokens" not in words, words
