@@ -613,19 +613,25 @@ def sustained(m: Model, hw: Hardware, policy: str, latency_per_token_s: float, t
             runs[k] = None if run.overloaded or run.latency_per_token_p50_s > latency_per_token_s else run
         return runs[k]
 
+    k = highest_meeting(len(RATE_GRID_PER_S), meets)
+    return None if k is None else meets(k)
+
+
+def highest_meeting(count: int, meets) -> int | None:
+    """The highest index of 0..count-1 whose meets(k) is not None, for a test that only fails from some index on
+    (bisected, meets(0) and meets(count - 1) tried first); None if meets(0) already fails."""
     if meets(0) is None:
         return None
-    lo, hi = 0, len(RATE_GRID_PER_S)  # the rate at lo meets the target; none from hi on is known to
-    if meets(hi - 1) is not None:
-        return meets(hi - 1)
-    hi -= 1
+    lo, hi = 0, count - 1  # lo meets the test; hi is not known to
+    if meets(hi) is not None:
+        return hi
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if meets(mid) is not None:
             lo = mid
         else:
             hi = mid
-    return meets(lo)
+    return lo
 
 
 def percentile(ordered, p: float) -> float:
@@ -1036,11 +1042,15 @@ class _Simulation:
             if parts:
                 self.chunk_step(parts)
             elif self.decoders:
-                room = not self.waiting and self.decoders < self.max_batch
-                upcoming = room and self.next_arrival < len(self.reqs)
-                self.decode_steps(self.arrival[self.next_arrival] if upcoming else None)
+                self.decode_run()
             elif not self.idle():
                 return
+
+    def decode_run(self) -> None:
+        """Decode steps until a request leaves, or until the next arrival when there is room for it."""
+        room = not self.waiting and self.decoders < self.max_batch
+        upcoming = room and self.next_arrival < len(self.reqs)
+        self.decode_steps(self.arrival[self.next_arrival] if upcoming else None)
 
     def run_continuous(self) -> None:
         self.returns_at_once = True
@@ -1054,9 +1064,7 @@ class _Simulation:
             if joiners:
                 self.prefill_step(joiners)
             elif self.decoders:
-                room = not self.waiting and self.decoders < self.max_batch
-                upcoming = room and self.next_arrival < len(self.reqs)
-                self.decode_steps(self.arrival[self.next_arrival] if upcoming else None)
+                self.decode_run()
             elif not self.idle():
                 return
 

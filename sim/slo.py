@@ -359,15 +359,5 @@ def goodput(m: Model, hw: Hardware, policy: str, workload: str = DEFAULT_WORKLOA
         return run if run.keeps_up and run.attainment(ttft_slo_s, tpot_slo_s) >= goal else None
 
     used = prefill_gpus + decode_gpus if policy == "disaggregated" else gpus
-    if meets(0) is None:
-        return Goodput(0.0, used, None)
-    lo, hi = 0, len(RATE_GRID_PER_S) - 1  # lo meets the goal; hi is not known to
-    if meets(hi) is not None:
-        return Goodput(RATE_GRID_PER_S[hi], used, meets(hi))
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if meets(mid) is not None:
-            lo = mid
-        else:
-            hi = mid
-    return Goodput(RATE_GRID_PER_S[lo], used, meets(lo))
+    k = scheduler.highest_meeting(len(RATE_GRID_PER_S), meets)
+    return Goodput(0.0, used, None) if k is None else Goodput(RATE_GRID_PER_S[k], used, meets(k))
