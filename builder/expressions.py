@@ -23,6 +23,7 @@ from sim import (
     scheduler,
     serving,
     slo,
+    speculative,
     traces,
 )
 from sim.display import (
@@ -61,6 +62,7 @@ def namespace() -> dict:
         "kv_layout": kv_layout,  # kv-cache-serving: kv-blocks (where the KV lives, sharing, preemption)
         "interference": interference,  # pd-disaggregation: prefill-interference
         "slo": slo,  # pd-disaggregation: slo-serving (latency targets, goodput, P/D on separate GPUs)
+        "speculative": speculative,  # speculative-decoding: spec-sampling, spec-decode
         "decode_run": serving.decode_run, "batch_point": batching.batch_point, "request": latency.request,
         # plain helpers
         "round": round, "min": min, "max": max, "abs": abs, "int": int, "math": math,
