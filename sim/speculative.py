@@ -44,7 +44,9 @@ OUR CHOICES, stated where the widget shows these numbers:
 from __future__ import annotations
 
 import bisect
+import collections
 import dataclasses
+import functools
 import math
 import random
 from dataclasses import dataclass
@@ -158,15 +160,17 @@ def sample_rule(p_weights, q_weights, samples: int, seed: str = SEED) -> RuleRun
     if len(p) != len(q):
         raise ValueError(f"p and q must cover the same tokens, got {len(p)} and {len(q)}")
     n = check_int("samples", samples, 1, MAX_SAMPLES)
-    s = _Sampler(p, q, random.Random(seed))
-    counts, accepted = [0] * len(p), 0
-    for _ in range(n):
-        x = s.draw("q")
-        if s.check(x):
-            accepted += 1
-        else:
-            x = s.draw("r")
-        counts[x] += 1
+    rng, tokens = random.Random(seed), range(len(p))
+    # The rule draw by draw, in three passes (a student's 100,000 draws stay well under a frame in the browser):
+    # every guess from q, then each guess's check, then a replacement from the residual for each rejected one.
+    # A guess with q <= p is kept with probability 1 (random() < 1 always holds), one with q > p with p / q.
+    keep = [min(1.0, a / b) if b > 0 else 1.0 for a, b in zip(p, q)]
+    kept = [x for x in rng.choices(tokens, cum_weights=_cumulative(q), k=n) if rng.random() < keep[x]]
+    accepted = len(kept)
+    if accepted < n:
+        kept += rng.choices(tokens, cum_weights=_cumulative(residual(p, q)), k=n - accepted)
+    tally = collections.Counter(kept)
+    counts = [tally[x] for x in tokens]
     return RuleRun(p=p, q=q, counts=tuple(counts), accepted=accepted)
 
 
@@ -267,7 +271,6 @@ def draft_cost(m: Model, hw: Hardware, draft: str, batch: int, context: int, c: 
     """What one draft step costs at batch `batch`, by kind (see the module docstring)."""
     check_choice("draft", draft, DRAFTS)
     cost = scheduler.step_cost(m, hw)
-    target_flops = model_size.matmul_params(m)  # per token, in units of 2 FLOPs
     if draft == "custom":
         return DraftCost(_check_cost("c", c) * decode_s(cost, batch, context), c)
     if draft == "ngram":
@@ -276,14 +279,20 @@ def draft_cost(m: Model, hw: Hardware, draft: str, batch: int, context: int, c: 
         return DraftCost(SMALL_DRAFT_SHARE * cost.matmuls_s(batch, batch), SMALL_DRAFT_SHARE)
     if not m.mtp_layers:
         raise ValueError(f"{m.name} has no multi-token-prediction layer")
-    weights = model_size.mtp_params(m) + model_size.lm_head_params(m)
+    weights, target = _mtp_and_target_params(m)
     matmuls = max(2 * weights * batch / hw.peak_flops_per_s,
                   weights * m.weight_bytes_per_param / hw.bandwidth_bytes_per_s)
     share = m.mtp_layers / m.full_attention_layers  # its attention layers among the target's
     pairs = share * cache.attention_flops_per_cached_token(m) * batch * context
     rows = share * cache.kv_bytes_per_token(m) * batch * (context + 1)
     attention = max(pairs / hw.peak_flops_per_s, rows / hw.bandwidth_bytes_per_s)
-    return DraftCost(matmuls + attention, weights / target_flops)
+    return DraftCost(matmuls + attention, weights / target)
+
+
+@functools.lru_cache(maxsize=8)
+def _mtp_and_target_params(m: Model) -> tuple[int, int]:
+    """The weights one MTP guess reads (its layers and the shared LM head), and the target's per token."""
+    return model_size.mtp_params(m) + model_size.lm_head_params(m), model_size.matmul_params(m)
 
 
 @dataclass(frozen=True)
@@ -340,6 +349,14 @@ class Speculation:
         """Tokens per second per request over plain decoding's at the same batch."""
         return self.tokens_per_call * self.decode_s / self.call_s
 
+    def gains(self, batch: int) -> tuple[float, ...]:
+        """The speed-up at `batch` for every γ from 1 to MAX_GAMMA (the same arithmetic as `speedup`, without a
+        Speculation per point: a figure asks for hundreds)."""
+        draft = draft_cost(self.m, self.hw, self.draft, batch, self.context, self.c_custom).step_s
+        plain = decode_s(self.cost, batch, self.context)
+        return tuple(expected_tokens(self.alpha, g) * plain / (g * draft + verify_s(self.cost, batch, self.context, g))
+                     for g in range(1, MAX_GAMMA + 1))
+
     @property
     def paper_speedup(self) -> float:
         """Thm 3.8 with this c: the verify step priced as one decode step."""
@@ -360,14 +377,17 @@ class Speculation:
     @cached_property
     def best_gamma(self) -> int:
         """The γ of 1 to MAX_GAMMA with the highest speedup at this batch (the smallest of equals)."""
-        return max(range(1, MAX_GAMMA + 1), key=lambda g: (self.at(gamma=g).speedup, -g))
+        gains = self.gains(self.batch)
+        return gains.index(max(gains)) + 1
 
     @cached_property
     def break_even_batch(self) -> int | None:
         """The smallest batch of 1 to MAX_BATCH at which this speculation no longer speeds decoding up (speedup
         <= 1), or None if it pays at every batch."""
+        e, g = self.tokens_per_call, self.gamma
         for b in range(1, MAX_BATCH + 1):
-            if self.at(batch=b).speedup <= 1:
+            draft = draft_cost(self.m, self.hw, self.draft, b, self.context, self.c_custom).step_s
+            if e * decode_s(self.cost, b, self.context) <= g * draft + verify_s(self.cost, b, self.context, g):
                 return b
         return None
 

@@ -238,9 +238,9 @@ def settle_draft(s: dict, changed: str | None) -> dict:
 def curve_figure(r: speculative.Speculation, lang: str) -> dict:
     """Speed-up against the batch: at the chosen γ, at the best γ of each batch, and the line at 1."""
     t = TEXT[lang]
-    at_gamma = [r.at(batch=b).speedup for b in CURVE_BATCHES]
-    at_best = [max(r.at(batch=b, gamma=g).speedup for g in range(1, speculative.MAX_GAMMA + 1))
-               for b in CURVE_BATCHES]
+    gains = [r.gains(b) for b in CURVE_BATCHES]
+    at_gamma = [g[r.gamma - 1] for g in gains]
+    at_best = [max(g) for g in gains]
     xs = list(CURVE_BATCHES)
 
     def line(name: str, ys: list[float], colour: str, dash: str = "solid") -> dict:
@@ -264,7 +264,7 @@ def curve_figure(r: speculative.Speculation, lang: str) -> dict:
         "uirevision": "curve",
     })
     marks = (1, 4, 16, 64, 256, 512)
-    spoken = [t["alt.point"].format(batch=b, speedup=f"{r.at(batch=b).speedup:.2f}×") for b in marks]
+    spoken = [t["alt.point"].format(batch=b, speedup=f"{at_gamma[CURVE_BATCHES.index(b)]:.2f}×") for b in marks]
     return {"data": data, "layout": layout,
             "alt": alt.sentence(lang, t["alt.head"].format(gamma=r.gamma), spoken)}
 

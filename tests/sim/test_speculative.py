@@ -196,3 +196,10 @@ def test_spec_sampling_presets_fill_the_weights_and_editing_one_makes_it_custom(
     assert edited["state"]["preset"] == "custom" and edited["state"]["q1"] == 0
     empty = widgets.render("spec-sampling", {"preset": "custom", **{f"p{i}": 0 for i in range(1, 6)}})
     assert empty["flags"]["empty_p"] and empty["outputs"]["alpha"]["text"] == "30.0%"  # equal p against the default q
+
+
+def test_gains_are_the_speedup_at_each_gamma():
+    r = spec(batch=3)
+    for batch in (1, 17, 300):
+        assert r.gains(batch) == pytest.approx([r.at(batch=batch, gamma=g).speedup for g in range(1, 17)],
+                                               rel=1e-12)
