@@ -24,6 +24,8 @@ NAMES = frozenset({
     "input", "input-fill", "weight", "weight-fill", "output", "output-fill",
     # KV blocks: a block several sequences map, a block copied on write, and slots allocated that are never used.
     "shared", "copied", "waste",
+    # Speculative sampling: the target's distribution, the draft's, and what the rule sampled.
+    "target", "draft", "sampled",
 })
 
 

@@ -173,9 +173,9 @@ def histogram_figure(run: speculative.RuleRun, lang: str) -> dict:
                 "hovertemplate": f"{name}<br>%{{x}}: %{{y:.1%}}<extra></extra>"}
 
     data = [
-        bars(t["trace.p"], run.p, palette.colour("decode")),
-        bars(t["trace.q"], run.q, palette.colour("prefill")),
-        bars(t["trace.out"].format(samples=fmt_grouped(run.samples)), run.histogram, palette.colour("output")),
+        bars(t["trace.p"], run.p, palette.colour("target")),
+        bars(t["trace.q"], run.q, palette.colour("draft")),
+        bars(t["trace.out"].format(samples=fmt_grouped(run.samples)), run.histogram, palette.colour("sampled")),
     ]
     layout = palette.plot_layout({
         "barmode": "group",
