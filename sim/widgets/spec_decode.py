@@ -69,7 +69,6 @@ TEXT = {
                       "验证不再「和一步 decode 差不多」。",
         "memory": "这个 batch 在一张 {gpu} 上放不下（权重、每个请求的 KV 与 γ + 1 份递归状态超过显存）："
                   "这里的时间是假设放得下时的屋顶线值。",
-        "no_c": "n-gram 查找在 GPU 上不跑模型，c 记为 0。",
         "unit.tok_s": "token/s",
         "curve": "加速比随 batch 的变化",
         "trace.gamma": "γ = {gamma}",
@@ -125,7 +124,6 @@ TEXT = {
                       "decode step.",
         "memory": "This batch does not fit on one {gpu} (the weights and each request's KV and γ + 1 recurrent states "
                   "exceed its memory): the times here are the roofline's as if it did.",
-        "no_c": "n-gram lookup runs no model on the GPU; c counts as 0.",
         "unit.tok_s": "tok/s",
         "curve": "Speed-up against the batch",
         "trace.gamma": "γ = {gamma}",
