@@ -64,6 +64,15 @@ MAX_CALLS = 1_000_000
 DRAFTS = ("mtp", "small", "ngram", "custom")
 SMALL_DRAFT_SHARE = 0.01  # the "small" draft's weights and arithmetic, as a share of the target's
 SEED = "speculative-decoding"
+# The spec-sampling widget's presets and the questions about them: one target over five candidate tokens, and
+# drafts that range from close to it to its opposite (weights in percent).
+EXAMPLE_TARGET = (50, 20, 15, 10, 5)
+EXAMPLE_DRAFTS = {
+    "close": (45, 25, 12, 12, 6),
+    "flat": (20, 20, 20, 20, 20),
+    "overconfident": (90, 4, 3, 2, 1),
+    "opposite": (5, 10, 15, 20, 50),
+}
 
 
 # -- the rule ------------------------------------------------------------------------------------------------

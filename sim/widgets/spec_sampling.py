@@ -12,12 +12,8 @@ from sim.display import fmt_grouped, fmt_pct
 from sim.kit import Controls, Figure, Flag, Range, Readouts, Select, Text, Widget, alt, output, palette, view
 
 TOKENS = 5
-PRESETS = {  # target weights p, then draft weights q, in percent
-    "close": ((50, 20, 15, 10, 5), (45, 25, 12, 12, 6)),
-    "flat": ((50, 20, 15, 10, 5), (20, 20, 20, 20, 20)),
-    "overconfident": ((50, 20, 15, 10, 5), (90, 4, 3, 2, 1)),
-    "opposite": ((50, 20, 15, 10, 5), (5, 10, 15, 20, 50)),
-}
+# target weights p, then draft weights q, in percent (sim.speculative's example, shared with sim.questions)
+PRESETS = {name: (speculative.EXAMPLE_TARGET, q) for name, q in speculative.EXAMPLE_DRAFTS.items()}
 P_FIELDS = tuple(f"p{i + 1}" for i in range(TOKENS))
 Q_FIELDS = tuple(f"q{i + 1}" for i in range(TOKENS))
 

@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from sim import interference, presets, roofline, scheduler, slo, widgets
+from sim import interference, presets, roofline, scheduler, slo, speculative, widgets
 from sim.questions import QUESTIONS, TEXT
 from tests.sim.test_widgets import check_view
 
@@ -70,6 +70,33 @@ JOIN_CHUNKS_S = [_join_step_s(256, 256 * k, k == 7) for k in range(8)]
 # Llama-2-13B's KV: 2 x 40 layers x 40 heads x 128 x 2 B = 819,200 B/token; a 512-token prompt over 25 Gbit/s.
 LLAMA13_KV = 2 * 40 * 40 * 128 * 2
 TRANSFER_BYTES = 512 * LLAMA13_KV  # 419,430,400 B
+# speculative-decoding. A verify step on an H100 at batch 1, γ = 4: the matmuls over 5 tokens (each producing logits,
+# the weights read once), their attention over 1,024 cached tokens and each other (5 x 1,024 + 15 pairs; 1,024 rows
+# read, 5 written), the state read once and written after each of the 5 positions; a decode step as in
+# roofline.decode. Eq. 1 at α = 0.8, γ = 4: 1 + 0.8 + 0.64 + 0.512 + 0.4096.
+SPEC_COST = scheduler.step_cost(ANCHOR_MODEL, H100_GPU)
+
+
+def _spec_steps_s(c=SPEC_COST, context=1024, tokens=5):
+    verify = (max(c.token_s * tokens + c.logit_s * tokens, c.weights_s)
+              + max(c.pair_s * (tokens * context + tokens * (tokens + 1) // 2), c.kv_row_s * (context + tokens))
+              + c.state_s * (1 + tokens))
+    decode = (max(c.token_s + c.logit_s, c.weights_s) + max(c.pair_s * context, c.kv_row_s * (context + 1))
+              + 2 * c.state_s)
+    return verify, decode
+
+
+SPEC_VERIFY_S, SPEC_DECODE_S = _spec_steps_s()  # about 15.59 and 15.41 ms
+SPEC_E = 1 + 0.8 + 0.8**2 + 0.8**3 + 0.8**4  # 3.3616
+
+
+def _a100_speedup(batch):
+    return speculative.Speculation(ANCHOR_MODEL, presets.hardware("a100-sxm-80gb"), alpha=0.8, gamma=4, draft="mtp",
+                                   batch=batch, context=1024).speedup
+
+
+def _spec_decode_view(**state):
+    return widgets.render("spec-decode", {"lang": "en", **state})["outputs"]
 
 EXPECTED = {
     "ceiling-7b-a100": 2.039e12 / 13_214_154_752,
@@ -92,6 +119,12 @@ EXPECTED = {
     "tpot-first-token": JOIN_DECODE_S * 1e3,  # 15 later tokens, each one decode step after the other
     # a simulation, not a hand figure: the capacity of one prefill and one decode GPU on chat (tests/sim/test_slo.py)
     "split-throughput-chat": slo.capacity(ANCHOR_MODEL, H100_GPU, "disaggregated", "chat"),
+    "verify-5-tokens-h100": SPEC_VERIFY_S * 1e3,
+    "tokens-per-call-08-4": SPEC_E,
+    "drafted-share-08-4": (SPEC_E - 1) / 4 * 100,  # 59.04%
+    "exact-output-mat": 50.0,  # the target's p(mat), 50 of 100
+    # the roofline with the MTP draft's cost (tests/sim/test_speculative.py), not a hand figure
+    "speedup-batch128-a100": _a100_speedup(128),  # about 0.93x
 }
 
 # Every question's common mistakes, with their values by hand.
@@ -121,6 +154,11 @@ MISTAKES = {
                                "k_only": TRANSFER_BYTES / 2 / (25e9 / 8) * 1e3},  # about 67.1 ms
     "tpot-first-token": {"counts_first_token": (JOIN_WHOLE_S + 15 * JOIN_DECODE_S) / 16 * 1e3},  # about 24.97 ms
     "split-throughput-chat": {"doubles": 2 * slo.capacity(ANCHOR_MODEL, H100_GPU, "chunked", "chat")},
+    "verify-5-tokens-h100": {"five_steps": 5 * SPEC_DECODE_S * 1e3},
+    "tokens-per-call-08-4": {"gamma_times_alpha": 4 * 0.8, "all_kept": 5},
+    "drafted-share-08-4": {"alpha_is_share": 80.0},
+    "exact-output-mat": {"follows_draft": 90.0},  # the overconfident draft's q(mat)
+    "speedup-batch128-a100": {"always_helps": _a100_speedup(1)},  # about 2.64x
 }
 
 ALL_MISTAKES = [(key, i) for key, q in QUESTIONS.items() for i in range(len(q.mistakes))]
@@ -238,6 +276,18 @@ def test_words_are_only_derivations_and_mistakes():
     ("split-throughput-chat", 8.2, None),
     ("split-throughput-chat", 14.1, "doubles"),  # two colocated GPUs' worth
     ("split-throughput-chat", 15, "doubles"),
+    ("verify-5-tokens-h100", 15.59, None),
+    ("verify-5-tokens-h100", 15.41, None),  # one decode step is right within 10%: the point of a verify step
+    ("verify-5-tokens-h100", 77, "five_steps"),
+    ("tokens-per-call-08-4", 3.36, None),
+    ("tokens-per-call-08-4", 3.2, "gamma_times_alpha"),
+    ("tokens-per-call-08-4", 5, "all_kept"),
+    ("drafted-share-08-4", 59, None),
+    ("drafted-share-08-4", 80, "alpha_is_share"),
+    ("exact-output-mat", 50, None),
+    ("exact-output-mat", 90, "follows_draft"),
+    ("speedup-batch128-a100", 0.93, None),
+    ("speedup-batch128-a100", 2.64, "always_helps"),
 ])
 def test_grading_examples(key, guess, mistake):
     q = QUESTIONS[key]
@@ -446,3 +496,41 @@ def test_a_count_answer_prints_as_a_whole_number(monkeypatch):
     assert v["outputs"]["expected"]["text"] == f"{FIT_AT_MAX}"
     v = widgets.render("predict", {"question": "paged-empty-slots-b16", "guess": 1})
     assert v["outputs"]["expected"]["text"].startswith("7.5")  # a mean count is no whole number: three figures
+
+
+def test_forgetting_the_targets_token_is_never_right():
+    # γα = 3.2 lies 4.8% below E = 3.36: the 2% tolerance keeps it out, and a guess between them is just too low
+    q = QUESTIONS["tokens-per-call-08-4"]
+    assert not q.grade(3.2, "en").correct and not q.grade(3.28, "en").correct
+    assert q.grade(3.3, "en").correct
+    assert q.grade(3.28, "en").mistake is None and q.grade(3.28, "en").error < 0
+
+
+@pytest.mark.parametrize("guess", [1, 1.0, 0.99])
+def test_no_change_at_batch_128_is_just_too_high(guess):
+    # the point of the question: past the ridge speculation is slower, not merely no faster
+    grade = QUESTIONS["speedup-batch128-a100"].grade(guess, "en")
+    assert not grade.correct and grade.mistake is None and grade.error > 0
+
+
+def test_the_speculation_questions_are_readouts_of_the_spec_decode_widget():
+    # The lesson asks them beside the widget: at its defaults (H100, batch 1) and at A100 batch 128 (a scenario link)
+    # the widget shows the answers and mistakes as the derivations print them.
+    default, past = _spec_decode_view(), _spec_decode_view(hardware="a100-sxm-80gb", batch=128)
+    assert default["verify_ms"]["text"] == f"{QUESTIONS['verify-5-tokens-h100'].answer('en').value:.2f} ms"
+    assert default["decode_ms"]["text"] == f"{SPEC_DECODE_S * 1e3:.2f} ms"
+    assert default["tokens_per_call"]["text"] == f"{QUESTIONS['tokens-per-call-08-4'].answer('en').value:.2f}"
+    assert past["speedup"]["text"] == f"{QUESTIONS['speedup-batch128-a100'].answer('en').value:.2f}×" == "0.93×"
+    alone = QUESTIONS["speedup-batch128-a100"].mistake_values()[0]
+    assert default["speedup"]["text"] == f"{alone:.2f}×" == "2.64×"
+    assert past["verify_tokens"]["value"] > past["critical_batch"]["value"]
+
+
+def test_the_exact_output_question_is_the_spec_sampling_widgets_overconfident_preset():
+    from sim.widgets import spec_sampling
+
+    p, q = spec_sampling.PRESETS["overconfident"]
+    assert (p, q) == (speculative.EXAMPLE_TARGET, speculative.EXAMPLE_DRAFTS["overconfident"])
+    view = widgets.render("spec-sampling", {"lang": "en", "preset": "overconfident", "samples": 100_000})
+    out = view["figures"]["figure"]["data"][2]["y"][0]  # the output bar for "mat"
+    assert out == pytest.approx(QUESTIONS["exact-output-mat"].answer("en").value / 100, abs=0.01)
