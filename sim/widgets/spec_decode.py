@@ -254,7 +254,7 @@ def curve_figure(r: speculative.Speculation, lang: str) -> dict:
          "marker": {"color": palette.colour("decode"), "size": 10}, "hoverinfo": "skip"},
     ]
     layout = palette.plot_layout({
-        "xaxis": {"title": {"text": t["axis.x"]}, "type": "log", "fixedrange": True},
+        "xaxis": {"title": {"text": t["axis.x"]}, "type": "log", "fixedrange": True, "dtick": 1},  # no minor labels
         "yaxis": {"title": {"text": t["axis.y"]}, "rangemode": "tozero", "fixedrange": True},
         "margin": {"l": 56, "r": 16, "t": 24, "b": 48},
         "height": 300,
