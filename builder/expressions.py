@@ -19,6 +19,7 @@ from sim import (
     memory,
     model_size,
     presets,
+    quantization,
     roofline,
     scheduler,
     serving,
@@ -63,6 +64,7 @@ def namespace() -> dict:
         "interference": interference,  # pd-disaggregation: prefill-interference
         "slo": slo,  # pd-disaggregation: slo-serving (latency targets, goodput, P/D on separate GPUs)
         "speculative": speculative,  # speculative-decoding: spec-sampling, spec-decode
+        "quantization": quantization,  # quantization: quantize-tensor, quant-roofline
         "decode_run": serving.decode_run, "batch_point": batching.batch_point, "request": latency.request,
         # plain helpers
         "round": round, "min": min, "max": max, "abs": abs, "int": int, "math": math,

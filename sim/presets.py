@@ -42,6 +42,8 @@ class Hardware:
     host_link_source: str = ""
     nvlink_bytes_per_s: float | None = None  # NVLink to another GPU, each way; None without a checked source
     nvlink_source: str = ""
+    fp8_peak_flops_per_s: float | None = None  # dense FP8 tensor-core peak; None on a GPU without FP8 tensor cores
+    fp8_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,8 @@ def _hardware_table() -> dict[str, Hardware]:
             host_link_source=e.get("host_link_source", ""),
             nvlink_bytes_per_s=_si(e["nvlink_gb_per_s"], 10**9) if "nvlink_gb_per_s" in e else None,
             nvlink_source=e.get("nvlink_source", ""),
+            fp8_peak_flops_per_s=_si(e["fp8_dense_tflops"], 10**12) if "fp8_dense_tflops" in e else None,
+            fp8_source=e["fp8_source"],
         )
     return table
 

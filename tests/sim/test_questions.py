@@ -98,6 +98,32 @@ def _a100_speedup(batch):
 def _spec_decode_view(**state):
     return widgets.render("spec-decode", {"lang": "en", **state})["outputs"]
 
+
+# quantization. The anchor on an H100 at 1,024 tokens of context. Its LM head is 248,320 x 5,120 = 1,271,398,400
+# weights, kept in BF16; the other 24,352,541,184 matmul weights take 4 + (16 + 4) / 128 = 4.15625 bits in INT4 at
+# group 128. Every operation is max(FLOPs / peak, bytes / bandwidth): the matmuls do 2 FLOPs per weight per token
+# (plus 4 per quantised weight to dequantise, in INT4), attention 16 x 24 x 256 x 4 = 393,216 FLOPs per cached token
+# and reads the 1,025 rows, the state is read and written back. Llama-2-7B at batch 16 and 8,192 tokens: FP8 KV
+# halves the attention's 16 x 8,193 rows of 524,288 B (it has no recurrent state).
+ANCHOR_HEAD = 248_320 * 5_120
+ANCHOR_LAYERS = ANCHOR_PARAMS - ANCHOR_HEAD
+INT4_BITS = 4 + (16 + 4) / 128
+
+
+def _anchor_step_s(batch, weight_bytes, dequant_flops=0):
+    matmuls = max((2 * ANCHOR_PARAMS * batch + dequant_flops) / 989.5e12, weight_bytes / 3.35e12)
+    attention = max(batch * 393_216 * 1024 / 989.5e12, batch * 1025 * ANCHOR_KV / 3.35e12)
+    return matmuls + attention + batch * 2 * ANCHOR_STATE / 3.35e12
+
+
+def _int4_speedup(batch):
+    return _anchor_step_s(batch, 2 * ANCHOR_PARAMS) / _anchor_step_s(
+        batch, ANCHOR_LAYERS * INT4_BITS / 8 + 2 * ANCHOR_HEAD, 4 * ANCHOR_LAYERS)
+
+
+LLAMA_ROWS = 16 * 8193 * LLAMA_KV
+FP8_KV_FUSED = (2 * LLAMA_PARAMS + LLAMA_ROWS) / (2 * LLAMA_PARAMS + LLAMA_ROWS / 2)  # about 1.72x
+
 EXPECTED = {
     "ceiling-7b-a100": 2.039e12 / 13_214_154_752,
     "h100-vs-a100-decode": 3.35 / 2.039,
@@ -125,6 +151,11 @@ EXPECTED = {
     "exact-output-mat": 50.0,  # the target's p(mat), 50 of 100
     # the roofline with the MTP draft's cost (tests/sim/test_speculative.py), not a hand figure
     "speedup-batch128-a100": _a100_speedup(128),  # about 0.93x
+    "int4-speedup-anchor-h100": _int4_speedup(1),  # about 3.32x
+    "int4-bits-g128": INT4_BITS,
+    "int4-speedup-b512-h100": _int4_speedup(512),  # about 1.00x
+    "fp8-kv-unfused-llama": 1.0,  # attention reads the BF16 copy: the same bytes
+    "gptq-opt125m-3bit": 53.85,  # GPTQ Table 3
 }
 
 # Every question's common mistakes, with their values by hand.
@@ -159,6 +190,11 @@ MISTAKES = {
     "drafted-share-08-4": {"alpha_is_share": 80.0},
     "exact-output-mat": {"follows_draft": 90.0},  # the overconfident draft's q(mat)
     "speedup-batch128-a100": {"always_helps": _a100_speedup(1)},  # about 2.64x
+    "int4-speedup-anchor-h100": {"four_times": 4.0},
+    "int4-bits-g128": {"no_scales": 4.0, "scale_only": 4.125},
+    "int4-speedup-b512-h100": {"memory_bound": _int4_speedup(1), "four_times": 4.0},
+    "fp8-kv-unfused-llama": {"fused": FP8_KV_FUSED, "halves": 2.0},
+    "gptq-opt125m-3bit": {"uniform": 27.65 * 8.68 / 8.34},  # 175B's 4% carried over
 }
 
 ALL_MISTAKES = [(key, i) for key, q in QUESTIONS.items() for i in range(len(q.mistakes))]
@@ -534,3 +570,21 @@ def test_the_exact_output_question_is_the_spec_sampling_widgets_overconfident_pr
     view = widgets.render("spec-sampling", {"lang": "en", "preset": "overconfident", "samples": 100_000})
     out = view["figures"]["figure"]["data"][2]["y"][0]  # the output bar for "mat"
     assert out == pytest.approx(QUESTIONS["exact-output-mat"].answer("en").value / 100, abs=0.01)
+
+
+def test_the_quantization_questions_are_readouts_of_the_quant_roofline_widget():
+    # The lesson asks them beside the widget: at its defaults (INT4, batch 1), at batch 512, and for Llama-2-7B with
+    # FP8 KV not fused (scenario links); the widget shows the answers as the derivations print them.
+    def view(**state):
+        return widgets.render("quant-roofline", {"lang": "en", **state})["outputs"]
+
+    default, big = view(), view(batch=512)
+    kv = view(model="llama-2-7b", weights="bf16", kv="fp8", kv_dequant="unfused", batch=16, context=8192)
+    fused = view(model="llama-2-7b", weights="bf16", kv="fp8", batch=16, context=8192)
+    assert default["speedup_vs_bf16"]["text"] == f"{QUESTIONS['int4-speedup-anchor-h100'].answer('en').value:.2f}×"
+    assert default["bits_per_weight"]["text"] == "4.156"
+    assert big["speedup_vs_bf16"]["text"] == f"{QUESTIONS['int4-speedup-b512-h100'].answer('en').value:.2f}×"
+    assert kv["speedup_vs_bf16"]["text"] == "1.00×"
+    assert fused["speedup_vs_bf16"]["text"] == f"{QUESTIONS['fp8-kv-unfused-llama'].mistake_values()[0]:.2f}×"
+    assert kv["max_requests"]["value"] == 2 * view(model="llama-2-7b", weights="bf16", batch=16,
+                                                   context=8192)["max_requests"]["value"] + 1
