@@ -59,8 +59,6 @@ TEXT = {
                 "每个请求最新的 32 个 token 留在 BF16。"
                 "递归状态一直是 FP32。",
         "curve": "各种权重格式比 BF16 快多少，随 batch 变化",
-        "trace": "{format}",
-        "trace.even": "一样快（1×）",
         "axis.x": "batch（对数刻度）",
         "axis.y": "比 BF16 快",
         "alt.point": "batch {batch}：{speedup}",
@@ -115,8 +113,6 @@ TEXT = {
                 "(3 bits per element), each request's newest 32 tokens kept in BF16. The recurrent state is always "
                 "FP32.",
         "curve": "How much faster each weight format is than BF16, against the batch",
-        "trace": "{format}",
-        "trace.even": "as fast (1×)",
         "axis.x": "Batch (log scale)",
         "axis.y": "Faster than BF16 by",
         "alt.point": "batch {batch}: {speedup}",
@@ -150,6 +146,7 @@ WIDGET = Widget(
     ),
 )
 
+TRACE_NAMES = {"fp8": "FP8", "int8": "INT8", "int4": "INT4"}  # short, so the legend fits a phone on one line
 CURVE_BATCHES = tuple(sorted({round(2 ** (k / 4)) for k in range(45)}))  # 1 to 2,048, four points per doubling
 
 
@@ -219,13 +216,13 @@ def curve_figure(m, hw, s: dict, f: dict) -> dict:
                      / quantization.decode(m, hw, b, s["context"], **fw).time_s for b in xs]
     data = []
     for w, ys in curves.items():
-        name = t["trace"].format(format=t[f"weights={w}"])
+        name = TRACE_NAMES[w]
         chosen = w == f["weights"]
         data.append({"type": "scatter", "mode": "lines", "name": name, "x": xs, "y": [round(y, 4) for y in ys],
                      "line": {"color": palette.colour(colours[w]), "width": 3 if chosen else 1.5,
                               "dash": "solid" if chosen else "dot"},
                      "hovertemplate": f"{name}<br>batch %{{x}}: %{{y:.2f}}×<extra></extra>"})
-    data.append({"type": "scatter", "mode": "lines", "name": t["trace.even"], "x": xs, "y": [1.0] * len(xs),
+    data.append({"type": "scatter", "mode": "lines", "name": "1×", "x": xs, "y": [1.0] * len(xs),
                  "line": {"color": palette.colour("muted"), "dash": "dash", "width": 1.5}, "hoverinfo": "skip"})
     if f["weights"] in curves:  # the chosen batch on the chosen format's curve
         here = quantization.decode(m, hw, s["batch"], s["context"]).time_s \

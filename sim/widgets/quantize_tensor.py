@@ -163,7 +163,7 @@ def histogram_figure(q: quantization.Quantized, lang: str) -> dict:
     layout = palette.plot_layout({
         "barmode": "overlay",
         "xaxis": {"title": {"text": t["axis.x"]}, "fixedrange": True},
-        "yaxis": {"title": {"text": t["axis.y"]}, "type": "log", "fixedrange": True},
+        "yaxis": {"title": {"text": t["axis.y"]}, "type": "log", "fixedrange": True, "dtick": 1},  # no minor labels
         "margin": {"l": 56, "r": 16, "t": 24, "b": 48},
         "height": 280,
         "legend": {"orientation": "h", "x": 0, "y": 1.18},

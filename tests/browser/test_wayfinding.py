@@ -106,9 +106,13 @@ def test_previous_and_next_lesson_links_follow_the_course(site_page, server):
         expect(site_page).to_have_url(f"{server.origin}/{lang}kv-cache-serving/")
         site_page.locator('a[rel="next"]').click()  # the next written lesson: sampling, between, is still to come
         expect(site_page).to_have_url(f"{server.origin}/{lang}speculative-decoding/")
-        site_page.locator('a[rel="next"]').click()  # past quantization, still to come
+        site_page.locator('a[rel="next"]').click()
+        expect(site_page).to_have_url(f"{server.origin}/{lang}quantization/")
+        site_page.locator('a[rel="next"]').click()
         expect(site_page).to_have_url(f"{server.origin}/{lang}pd-disaggregation/")
         expect(site_page.locator('a[rel="next"]')).to_have_count(0)  # the lesson after it is not written yet
+        site_page.locator('a[rel="prev"]').click()
+        expect(site_page).to_have_url(f"{server.origin}/{lang}quantization/")
         site_page.locator('a[rel="prev"]').click()
         expect(site_page).to_have_url(f"{server.origin}/{lang}speculative-decoding/")
         site_page.locator('a[rel="prev"]').click()

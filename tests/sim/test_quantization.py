@@ -201,7 +201,7 @@ def test_gptq_table_3_small_models_lose_more():
 def test_the_roofline_widget_curve_meets_its_readout():
     view = widgets.render("quant-roofline", {"lang": "en", "batch": 64})
     curve = view["figures"]["curve"]["data"]
-    int4 = next(trace for trace in curve if trace["name"] == "INT4 (W4A16)")
+    int4 = next(trace for trace in curve if trace["name"] == "INT4")
     assert int4["y"][int4["x"].index(64)] == pytest.approx(view["outputs"]["speedup_vs_bf16"]["value"], rel=1e-4)
     assert view["flags"]["past_ridge"] is False and q.ridge_batch(ANCHOR, H100, "int4") == 86
 
