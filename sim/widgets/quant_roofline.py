@@ -40,6 +40,9 @@ TEXT = {
         "kv_read_gb": "一步读的 KV（所有请求）",
         "ridge_batch": "权重矩阵乘变成算力受限的 batch",
         "max_requests": "这个上下文下放得下的请求数",
+        "fits": "这个 batch 放得下吗",
+        "fits.yes": "放得下",
+        "fits.no": "放不下",
         "unit.tok_s": "token/s",
         "unit.requests": "{value} 个",
         "memory": "batch {batch} 在一张 {gpu} 上放不下（最多 {max_requests} 个请求）："
@@ -92,6 +95,9 @@ TEXT = {
         "kv_read_gb": "KV read per step (every request)",
         "ridge_batch": "Batch at which the weight matmuls turn compute-bound",
         "max_requests": "Requests that fit at this context",
+        "fits": "Does this batch fit?",
+        "fits.yes": "yes",
+        "fits.no": "no",
         "unit.tok_s": "tok/s",
         "unit.requests": "{value}",
         "memory": "Batch {batch} does not fit on one {gpu} (at most {max_requests} requests): the times here are the "
@@ -140,7 +146,8 @@ WIDGET = Widget(
         Flag("past_ridge", tone="note"),
         Flag("unfused", tone="note"),
         Readouts("step_ms", "bf16_step_ms", "speedup_vs_bf16", "tokens_per_s", "bits_per_weight", "weights_gb",
-                 "resident_gb", "kv_per_token", "kv_read_gb", "ridge_batch", "max_requests"),
+                 "resident_gb", "kv_per_token", "kv_read_gb", "ridge_batch", "max_requests",
+                 "fits"),
         Figure("curve"),
         Text("note"),
     ),
@@ -189,6 +196,7 @@ def render(state) -> dict:
         "kv_read_gb": output(kv_read / 1e9, fmt_gb(kv_read)),
         "ridge_batch": output(ridge, fmt_grouped(ridge)),
         "max_requests": output(fit, t["unit.requests"].format(value=fmt_grouped(fit))),
+        "fits": output(int(b <= fit), t["fits.yes" if b <= fit else "fits.no"]),
     }
     derivations = {
         "speedup_vs_bf16": f"{fmt_ms(base.time_s)} ÷ {fmt_ms(step.time_s)} = {speedup:.2f}×",

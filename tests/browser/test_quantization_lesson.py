@@ -19,7 +19,7 @@ WIDGETS = ("tensor", "quant")
 BOXES = ("q-speedup", "q-bits", "q-big", "q-kv", "q-quality")
 TENSOR_READOUTS = ("bits_per_weight", "rms_error", "max_error", "output_error", "salient_error", "levels", "alpha")
 QUANT_READOUTS = ("step_ms", "bf16_step_ms", "speedup_vs_bf16", "tokens_per_s", "bits_per_weight", "weights_gb",
-                  "resident_gb", "kv_per_token", "kv_read_gb", "ridge_batch", "max_requests")
+                  "resident_gb", "kv_per_token", "kv_read_gb", "ridge_batch", "max_requests", "fits")
 
 
 def lesson_view(page, widget_id: str, **changes) -> dict:

@@ -209,6 +209,8 @@ def test_the_roofline_widget_curve_meets_its_readout():
 def test_the_roofline_widget_flags_what_the_lesson_points_at():
     flags = widgets.render("quant-roofline", {"weights": "fp8", "hardware": "a100-sxm-80gb", "batch": 512})["flags"]
     assert flags["no_fp8"] and flags["past_ridge"] and flags["memory"]
+    outputs = widgets.render("quant-roofline", {"lang": "en", "hardware": "a100-sxm-80gb", "batch": 512})["outputs"]
+    assert outputs["fits"]["text"] == "no" and outputs["max_requests"]["value"] < 512
     flags = widgets.render("quant-roofline", {"kv": "fp8", "kv_dequant": "unfused"})["flags"]
     assert flags["unfused"] and not flags["memory"]
 
