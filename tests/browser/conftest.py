@@ -34,6 +34,7 @@ from builder.chromium import ARGS, executable
 from builder.serve import Server
 from builder.templates import js_number
 from sim import widgets
+from sim.questions import QUESTIONS
 
 READY_TIMEOUT_MS = 60_000
 # A test takes a browser context of its own through pytest-playwright's fixtures (own_page and dedicated_worker
@@ -305,6 +306,82 @@ def browser_view(page, widget_id: str) -> dict:
 def wait_for_output(widget, name: str, value) -> None:
     """Wait until a readout shows `value` (data-value holds it as JavaScript prints numbers)."""
     expect(widget.locator(f'output[name="{name}"]').first).to_have_attribute("data-value", str(js_number(value)))
+
+
+def lesson_view(page, widget_id: str, **changes) -> dict:
+    """CPython's view of a widget on this page: the lesson's settings (with the page's language) plus changes."""
+    data = json.loads(page.locator(f"#{widget_id} script.widget-data").text_content())
+    return cpython_view(data["widget"], {**data["state"], **changes})
+
+
+def readouts_show(widget, view: dict, readouts) -> None:
+    """Every readout named shows this view, value and text."""
+    for name in readouts:
+        wait_for_output(widget, name, view["outputs"][name]["value"])
+        expect(widget.locator(f'output[name="{name}"]').first).to_have_text(view["outputs"][name]["text"])
+
+
+def _commit_guess(page, box_id: str, guess: float, enter: bool):
+    """Type a guess into a predict box, its answer and worked answer still folded, and commit it (the button, or
+    Enter); return the box and its worked answer."""
+    box = page.locator(f"#{box_id}")
+    worked = page.locator(f'details.worked-answer[data-answer-for="{box_id}"]')
+    expect(box.locator(".predict-answer")).to_be_hidden()
+    expect(worked).to_have_js_property("open", False)
+    field = box.locator('input[name="guess"]')
+    field.fill(f"{guess:g}")
+    if enter:
+        field.press("Enter")
+    else:
+        box.locator("button.commit").click()
+    return box, worked
+
+
+def grades_right(page, box_id: str, guess: float) -> None:
+    """A guess committed with the button is graded right as CPython grades it; the answer and the worked answer
+    unfold."""
+    box, worked = _commit_guess(page, box_id, guess, enter=False)
+    right = lesson_view(page, box_id, guess=guess)
+    assert right["flags"]["correct"]
+    expect(box.locator('output[name="verdict"]')).to_have_text(right["outputs"]["verdict"]["text"])
+    expect(box.locator('[data-flag="mistake"]')).to_have_attribute("hidden", "")
+    expect(box.locator('output[name="expected"]')).to_have_text(right["outputs"]["expected"]["text"])
+    expect(box.locator(".predict-answer")).to_be_visible()
+    expect(worked).to_have_js_property("open", True)
+    assert browser_view(page, box_id) == right
+
+
+def grades_as_mistake(page, box_id: str, guess: float, sentence: str) -> None:
+    """A guess committed with Enter gets the named mistake's sentence, as CPython grades it; the worked answer
+    unfolds."""
+    box, worked = _commit_guess(page, box_id, guess, enter=True)
+    named = lesson_view(page, box_id, guess=guess)
+    assert not named["flags"]["correct"] and named["outputs"]["verdict"]["text"] == sentence
+    expect(box.locator('output[name="verdict"]')).to_have_text(sentence)
+    expect(box.locator('[data-flag="mistake"]')).not_to_have_attribute("hidden", "")
+    expect(worked).to_have_js_property("open", True)
+    assert browser_view(page, box_id) == named
+
+
+def worked_answers_folded(page, box_ids) -> None:
+    """These boxes are unanswered: their worked answers stay folded."""
+    for box_id in box_ids:
+        expect(page.locator(f'details.worked-answer[data-answer-for="{box_id}"]')).to_have_js_property("open", False)
+
+
+def mistake_sentence(key: str, mistake: str, lang: str) -> str:
+    """Question `key`'s sentence for its mistake named `mistake`, in `lang`."""
+    q = QUESTIONS[key]
+    return q.mistake_text([m.key for m in q.mistakes].index(mistake), lang)
+
+
+def figure_shows(widget, name: str, view: dict) -> None:
+    """The figure is drawn, and says in words what CPython's view of it says."""
+    show_figures(widget)
+    figure = widget.locator(f'[data-figure="{name}"]')
+    expect(figure).to_have_count(1)
+    expect(widget.locator(f'[data-figure="{name}"].js-plotly-plot')).to_have_count(1)
+    expect(figure).to_have_attribute("aria-label", view["figures"][name]["alt"])
 
 
 def eventually(page, predicate: str, arg=None, timeout_s: float = 30) -> None:

@@ -2,7 +2,6 @@
 its formula reads the kv-blocks widget, a prediction is graded right and wrong (with the named mistake), and the two
 earlier lessons link to it in both languages. (Every lesson's widgets and boxes, in both languages, are checked in test_lessons.py.)"""
 
-import json
 
 import pytest
 from playwright.sync_api import expect
@@ -10,20 +9,14 @@ from playwright.sync_api import expect
 from sim import kv_layout, presets
 from tests.browser.conftest import (
     browser_view,
-    cpython_view,
     eventually,
+    lesson_view,
     open_ready,
     wait_for_output,
 )
 
 LESSON = "kv-cache-serving/"
 pytestmark = pytest.mark.lesson(LESSON.strip("/"))
-
-
-def lesson_view(page, widget_id: str, **changes) -> dict:
-    """CPython's view of a widget on this page: the lesson's settings plus changes."""
-    data = json.loads(page.locator(f"#{widget_id} script.widget-data").text_content())
-    return cpython_view(data["widget"], {**data["state"], **changes})
 
 
 def test_batching_timeline_switches_policy_rate_and_kv_memory_as_cpython_does(site_page, server):

@@ -3,24 +3,17 @@ and a bigger batch as CPython does and redraws its steps, and a predict box grad
 mistake with that mistake's sentence, its worked answer folded until the box is answered. (Every lesson's widgets and
 boxes, in both languages, get the generic checks in test_lessons.py.)"""
 
-import json
 
 import pytest
 from playwright.sync_api import expect
 
 from sim.questions import QUESTIONS
-from tests.browser.conftest import browser_view, cpython_view, open_ready, wait_for_output
+from tests.browser.conftest import browser_view, lesson_view, open_ready, wait_for_output
 
 LESSON = "pd-disaggregation/"
 pytestmark = pytest.mark.lesson(LESSON.strip("/"))
 LANGS = pytest.mark.parametrize("lang", ["", "en/"], ids=["zh", "en"])
 READOUTS = ("stall_ms", "ttft_ms", "steps", "decode_ms")
-
-
-def lesson_view(page, widget_id: str, **changes) -> dict:
-    """CPython's view of a widget on this page: the lesson's settings (with the page's language) plus changes."""
-    data = json.loads(page.locator(f"#{widget_id} script.widget-data").text_content())
-    return cpython_view(data["widget"], {**data["state"], **changes})
 
 
 def bars(widget):

@@ -4,13 +4,23 @@ a bigger batch and an unfused FP8 KV as CPython does and redraws its curve, and 
 right and a named mistake with that mistake's sentence, their worked answers folded until then. (Every lesson's
 widgets and boxes, in both languages, get the generic checks in test_lessons.py.)"""
 
-import json
 
 import pytest
 from playwright.sync_api import expect
 
 from sim.questions import QUESTIONS
-from tests.browser.conftest import browser_view, cpython_view, open_all_ready, open_ready, show_figures, wait_for_output
+from tests.browser.conftest import (
+    browser_view,
+    figure_shows,
+    grades_as_mistake,
+    grades_right,
+    lesson_view,
+    mistake_sentence,
+    open_all_ready,
+    open_ready,
+    readouts_show,
+    worked_answers_folded,
+)
 
 LESSON = "quantization/"
 pytestmark = pytest.mark.lesson(LESSON.strip("/"))
@@ -22,32 +32,6 @@ QUANT_READOUTS = ("step_ms", "bf16_step_ms", "speedup_vs_bf16", "tokens_per_s", 
                   "resident_gb", "kv_per_token", "kv_read_gb", "ridge_batch", "max_requests", "fits")
 
 
-def lesson_view(page, widget_id: str, **changes) -> dict:
-    """CPython's view of a widget on this page: the lesson's settings (with the page's language) plus changes."""
-    data = json.loads(page.locator(f"#{widget_id} script.widget-data").text_content())
-    return cpython_view(data["widget"], {**data["state"], **changes})
-
-
-def shows(widget, view: dict, readouts) -> None:
-    """Every readout shows this view, value and text."""
-    for name in readouts:
-        wait_for_output(widget, name, view["outputs"][name]["value"])
-        expect(widget.locator(f'output[name="{name}"]').first).to_have_text(view["outputs"][name]["text"])
-
-
-def figure_shows(widget, name: str, view: dict) -> None:
-    """The figure is drawn, and says in words what CPython's view of it says."""
-    show_figures(widget)
-    figure = widget.locator(f'[data-figure="{name}"]')
-    expect(widget.locator(f'[data-figure="{name}"].js-plotly-plot')).to_have_count(1)
-    expect(figure).to_have_attribute("aria-label", view["figures"][name]["alt"])
-
-
-def mistake_sentence(key: str, mistake: str, lang: str) -> str:
-    q = QUESTIONS[key]
-    return q.mistake_text([m.key for m in q.mistakes].index(mistake), lang)
-
-
 @LANGS
 def test_the_page_comes_up_and_its_boxes_grade_a_right_answer_and_a_named_mistake(site_page, server, lang):
     open_all_ready(site_page, server.url(lang + LESSON))
@@ -56,64 +40,32 @@ def test_the_page_comes_up_and_its_boxes_grade_a_right_answer_and_a_named_mistak
     words = "en" if lang else "zh"
 
     # INT4 at batch 1: 3.3x is right, the point of the question being that it is not 4x.
-    box = site_page.locator("#q-speedup")
-    worked = site_page.locator('details.worked-answer[data-answer-for="q-speedup"]')
-    expect(box.locator(".predict-answer")).to_be_hidden()
-    expect(worked).to_have_js_property("open", False)
-    box.locator('input[name="guess"]').fill("3.3")
-    box.locator("button.commit").click()
-    right = lesson_view(site_page, "q-speedup", guess=3.3)
-    assert right["flags"]["correct"]
-    expect(box.locator('output[name="verdict"]')).to_have_text(right["outputs"]["verdict"]["text"])
-    expect(box.locator('[data-flag="mistake"]')).to_have_attribute("hidden", "")
-    expect(box.locator(".predict-answer")).to_be_visible()
-    expect(worked).to_have_js_property("open", True)
-    assert browser_view(site_page, "q-speedup") == right
-
+    grades_right(site_page, "q-speedup", 3.3)
     # The group scales forgotten: 4 bits is the named mistake.
-    box = site_page.locator("#q-bits")
-    worked = site_page.locator('details.worked-answer[data-answer-for="q-bits"]')
-    expect(worked).to_have_js_property("open", False)
-    guess = box.locator('input[name="guess"]')
-    guess.fill("4")
-    guess.press("Enter")
-    named = lesson_view(site_page, "q-bits", guess=4)
-    sentence = mistake_sentence("int4-bits-g128", "no_scales", words)
-    assert not named["flags"]["correct"] and named["outputs"]["verdict"]["text"] == sentence
-    expect(box.locator('output[name="verdict"]')).to_have_text(sentence)
-    expect(box.locator('[data-flag="mistake"]')).not_to_have_attribute("hidden", "")
-    expect(worked).to_have_js_property("open", True)
-    assert browser_view(site_page, "q-bits") == named
-    # the other boxes stay unanswered, their worked answers folded
-    for other in ("q-big", "q-kv", "q-quality"):
-        expect(site_page.locator(f'details.worked-answer[data-answer-for="{other}"]')).to_have_js_property("open",
-                                                                                                           False)
+    grades_as_mistake(site_page, "q-bits", 4, mistake_sentence("int4-bits-g128", "no_scales", words))
+    worked_answers_folded(site_page, ("q-big", "q-kv", "q-quality"))
 
 
 def test_the_unfused_kv_box_names_the_fused_speed_up(site_page, server):
     open_ready(site_page, server.url("en/" + LESSON), "q-kv")
-    box = site_page.locator("#q-kv")
-    fused = QUESTIONS["fp8-kv-unfused-llama"].mistake_values()[0]
-    box.locator('input[name="guess"]').fill(f"{fused:.2f}")
-    box.locator("button.commit").click()
-    expect(box.locator('output[name="verdict"]')).to_have_text(mistake_sentence("fp8-kv-unfused-llama", "fused", "en"))
-    assert browser_view(site_page, "q-kv") == lesson_view(site_page, "q-kv", guess=round(fused, 2))
+    fused = round(QUESTIONS["fp8-kv-unfused-llama"].mistake_values()[0], 2)
+    grades_as_mistake(site_page, "q-kv", fused, mistake_sentence("fp8-kv-unfused-llama", "fused", "en"))
 
 
 def test_the_tensor_answers_a_finer_granularity_and_awq_as_cpython_does(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), "tensor")
     start = lesson_view(site_page, "tensor")
-    shows(widget, start, TENSOR_READOUTS)  # the lesson's setting, pre-rendered: INT4, one scale for the tensor
+    readouts_show(widget, start, TENSOR_READOUTS)  # the lesson's setting, pre-rendered: INT4, one scale for the tensor
 
     widget.locator('[data-param="granularity"] input[type="radio"][value="group"]').check(force=True)
     grouped = lesson_view(site_page, "tensor", granularity="group", changed="granularity")
-    shows(widget, grouped, TENSOR_READOUTS)
+    readouts_show(widget, grouped, TENSOR_READOUTS)
     assert grouped["outputs"]["output_error"]["value"] < start["outputs"]["output_error"]["value"]
     assert browser_view(site_page, "tensor") == grouped
 
     widget.locator('[data-param="scaling"] input[type="radio"][value="awq"]').check(force=True)
     awq = lesson_view(site_page, "tensor", granularity="group", scaling="awq", changed="scaling")
-    shows(widget, awq, TENSOR_READOUTS)
+    readouts_show(widget, awq, TENSOR_READOUTS)
     assert awq["outputs"]["output_error"]["value"] < grouped["outputs"]["output_error"]["value"]
     figure_shows(widget, "figure", awq)
     assert browser_view(site_page, "tensor") == awq
@@ -123,11 +75,11 @@ def test_the_tensor_answers_a_finer_granularity_and_awq_as_cpython_does(site_pag
 def test_the_step_answers_a_bigger_batch_and_an_unfused_kv_as_cpython_does(site_page, server):
     widget = open_ready(site_page, server.url("en/" + LESSON), "quant")
     start = lesson_view(site_page, "quant")
-    shows(widget, start, QUANT_READOUTS)  # the lesson's setting, pre-rendered: INT4 at batch 1
+    readouts_show(widget, start, QUANT_READOUTS)  # the lesson's setting, pre-rendered: INT4 at batch 1
 
     widget.locator('input[name="batch"]').fill("512")
     bigger = lesson_view(site_page, "quant", batch=512, changed="batch")
-    shows(widget, bigger, QUANT_READOUTS)
+    readouts_show(widget, bigger, QUANT_READOUTS)
     assert bigger["outputs"]["speedup_vs_bf16"]["text"] == "1.00×"
     expect(widget.locator('[data-flag="past_ridge"]')).to_be_visible()
     assert browser_view(site_page, "quant") == bigger
@@ -135,7 +87,7 @@ def test_the_step_answers_a_bigger_batch_and_an_unfused_kv_as_cpython_does(site_
     widget.locator('[data-param="kv"] input[type="radio"][value="fp8"]').check(force=True)
     widget.locator('[data-param="kv_dequant"] input[type="radio"][value="unfused"]').check(force=True)
     unfused = lesson_view(site_page, "quant", batch=512, kv="fp8", kv_dequant="unfused", changed="kv_dequant")
-    shows(widget, unfused, QUANT_READOUTS)
+    readouts_show(widget, unfused, QUANT_READOUTS)
     expect(widget.locator('[data-flag="unfused"]')).to_be_visible()
     assert unfused["outputs"]["max_requests"]["value"] > bigger["outputs"]["max_requests"]["value"]
     figure_shows(widget, "curve", unfused)
