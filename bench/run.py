@@ -10,6 +10,11 @@ belong here, not in tests.
   sent (the worker's downloads and the offline cache included; bodies uncompressed, Pages would gzip the text);
   the same visits in a browser without SharedWorker (each page then restores Python from its snapshot); and the
   time until the widgets say they failed when pyodide.asm.wasm is missing from the server.
+- a slow link (SLOW_LINK, paced by the server so that workers' requests pay it too, every file gzip-compressed as
+  a static host sends it): a bare Pyodide boot and a new student's first lesson, and the compressed bytes it costs.
+- the page's own layout as the floor: the first lesson with every script taken out against it as built, each in a
+  new profile: its first contentful paint and its longest first frame (the longest animation frame that starts
+  before the load event), and their ratios.
 - interaction: a slider move -> readouts and plot updated (Plotly's afterplot, or plotly_animated where the move
   only moves points), over N moves.
 - build: full site build, best and median of several runs.
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -32,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 import build  # noqa: E402
 from builder.chromium import ARGS, executable  # noqa: E402
-from builder.serve import Server  # noqa: E402
+from builder.serve import Link, Server  # noqa: E402
 
 LESSONS = ("prefill-decode/", "inference-vs-training/")
 LESSON = LESSONS[0]  # the page whose roofline slider is timed
@@ -94,6 +100,70 @@ async ([widget, diagram, position]) => {
   return performance.now() - t0;
 }
 """
+
+
+SLOW_LINK = Link(bits_per_s=10e6, latency_s=0.040)  # a student far from the host: 10 Mbit/s, 40 ms
+# Every animation frame of a page, from its start: (start, duration), for the longest first frame.
+FRAMES_SCRIPT = """
+window.__frames = [];
+new PerformanceObserver(list => { for (const e of list.getEntries()) window.__frames.push([e.startTime, e.duration]); })
+  .observe({type: 'long-animation-frame', buffered: true});
+"""
+FIRST_PAINT = """async () => {
+  if (document.readyState !== 'complete') await new Promise(resolve => addEventListener('load', resolve));
+  await new Promise(resolve => setTimeout(resolve, 1000));
+  const load = performance.getEntriesByType('navigation')[0].loadEventStart;
+  const first = window.__frames.filter(([start]) => start < load).map(([, duration]) => duration);
+  return {fcp_ms: performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? NaN,
+          longest_frame_ms: Math.max(0, ...first)};
+}"""
+SCRIPT = re.compile(r"<script\b[^>]*>.*?</script>|<link\b[^>]*rel=\"modulepreload\"[^>]*>", re.S)
+
+
+def without_scripts(site: Path, page: str) -> None:
+    """The page at `page` in `site` with every script (and script preload) taken out: what its layout alone costs."""
+    html = site / page / "index.html"
+    html.write_text(SCRIPT.sub("", html.read_text(encoding="utf-8")), encoding="utf-8")
+
+
+def first_paint(profiles, server: Server) -> dict:
+    """A first visit to the first lesson in a new profile, up to its load event: its paint and longest frame."""
+    context = profiles.new()
+    context.add_init_script(FRAMES_SCRIPT)
+    page = context.pages[0] if context.pages else context.new_page()
+    page.goto(server.url(LESSONS[0]), wait_until="commit")
+    painted = page.evaluate(FIRST_PAINT)
+    context.close()
+    return painted
+
+
+def measure_floor(profiles, built: Server, floor: Server, runs: int) -> dict:
+    """`runs` pairs of first visits, the page without scripts and as built, alternating."""
+    pairs = {"floor": [], "built": []}
+    for _ in range(runs):
+        pairs["floor"].append(first_paint(profiles, floor))
+        pairs["built"].append(first_paint(profiles, built))
+    return pairs
+
+
+def slow_visits(profiles, slow: Server, runs: int) -> list[dict]:
+    """On the slow link: a bare Pyodide boot and a new student's first lesson (with its compressed bytes)."""
+    visits = []
+    for _ in range(runs):
+        context = profiles.new()
+        context.add_init_script(INIT_SCRIPT)
+        page = context.pages[0] if context.pages else context.new_page()
+        bare = open_lesson(page, slow.url("bench/bare/"))["ready_ms"]
+        context.close()
+        context = profiles.new()
+        context.add_init_script(INIT_SCRIPT)
+        page = context.pages[0] if context.pages else context.new_page()
+        before = slow.sent_bytes
+        first = open_lesson(page, slow.url(LESSONS[0]))
+        page.evaluate(SETTLED)
+        visits.append({"bare_ms": bare, "first_ms": first["ready_ms"], "bytes": slow.sent_bytes - before})
+        context.close()
+    return visits
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -250,15 +320,25 @@ def main() -> None:
         shutil.copytree(site, broken, copy_function=os.link)
         (broken / WASM).unlink()
         without_wasm = Server(broken, cache=PAGES_CACHE)
+        bare_page = Path(scratch) / "_site_without_scripts"
+        shutil.copytree(site, bare_page, copy_function=os.link)
+        (bare_page / LESSONS[0] / "index.html").unlink()  # a copy of its own, not the built page's hard link
+        shutil.copy(site / LESSONS[0] / "index.html", bare_page / LESSONS[0] / "index.html")
+        without_scripts(bare_page, LESSONS[0])
+        floor = Server(bare_page, cache=PAGES_CACHE)
+        slow = Server(site, cache=PAGES_CACHE, compress=True, link=SLOW_LINK)
         with sync_playwright() as p:
-            rounds = measure_load(Profiles(p, Path(scratch)), server, without_wasm, args.runs)
+            profiles = Profiles(p, Path(scratch))
+            rounds = measure_load(profiles, server, without_wasm, args.runs)
+            painted = measure_floor(profiles, server, floor, args.runs)
+            slow_rounds = slow_visits(profiles, slow, args.runs)
             browser = p.chromium.launch(executable_path=executable(), args=ARGS)
             moves = measure_moves(browser, server, args.moves)
             timeline_moves = measure_rate_moves(browser, server, max(10, args.moves // 5), TIMELINE)
             slo_moves = measure_rate_moves(browser, server, max(10, args.moves // 5), SLO)
             browser.close()
-        server.close()
-        without_wasm.close()
+        for running in (server, without_wasm, floor, slow):
+            running.close()
 
     def each(values, digits=0):
         return " ".join(f"{v:.{digits}f}" for v in values)
@@ -295,6 +375,26 @@ def main() -> None:
     for name in ("first", "next", "reload"):
         kilobytes = [v["bytes"] / 1000 for v in visits[name]]
         rows.append((f"bytes sent, {name} visit (KB, uncompressed)", each(kilobytes), ""))
+    link = f"{SLOW_LINK.bits_per_s / 1e6:g} Mbit/s, {SLOW_LINK.latency_s * 1e3:g} ms"
+    slow_bare = [v["bare_ms"] for v in slow_rounds]
+    slow_first = [v["first_ms"] for v in slow_rounds]
+    floor_fcp, built_fcp = ([v["fcp_ms"] for v in painted[k]] for k in ("floor", "built"))
+    floor_frame, built_frame = ([v["longest_frame_ms"] for v in painted[k]] for k in ("floor", "built"))
+    rows += [
+        ("bytes sent, first visit (KB, gzip-compressed)", each([v["bytes"] / 1000 for v in slow_rounds]), "≤ 4500 KB"),
+        (f"bare Pyodide boot, {link}, new profile (ms)", each(slow_bare), ""),
+        (f"first visit widgets ready, {link} (ms)", each(slow_first), ""),
+        ("first visit ready / bare on that link", median_of([a / b for a, b in zip(slow_first, slow_bare)]),
+         "≤ 0.85"),
+        (f"{LESSONS[0]} without scripts (the floor): first contentful paint (ms)", each(floor_fcp), ""),
+        (f"{LESSONS[0]} as built: first contentful paint (ms)", each(built_fcp), ""),
+        ("first contentful paint, built / floor", median_of([a / b for a, b in zip(built_fcp, floor_fcp)]),
+         "≤ 1.10"),
+        (f"{LESSONS[0]} without scripts (the floor): longest first frame (ms)", each(floor_frame), ""),
+        (f"{LESSONS[0]} as built: longest first frame (ms)", each(built_frame), ""),
+        ("longest first frame, built / floor",
+         median_of([a / b if b else float("nan") for a, b in zip(built_frame, floor_frame)]), "≤ 1.10"),
+    ]
     rows += [
         ("time to 'failed', pyodide.asm.wasm missing (ms)", each([r["failed_ms"] for r in rounds]), "≤ 5000 ms"),
         (f"slider move -> view ({len(moves)} moves, ms)",
@@ -310,7 +410,7 @@ def main() -> None:
     results = ROOT / "bench" / "results"
     results.mkdir(exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%S")
-    record = {"build_s": build_s, "rounds": rounds, "moves_ms": moves}
+    record = {"build_s": build_s, "rounds": rounds, "moves_ms": moves, "first_paint": painted, "slow_link": slow_rounds}
     (results / f"{stamp}.json").write_text(json.dumps(record, indent=1))
 
 

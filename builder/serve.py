@@ -3,13 +3,48 @@ and the watcher that rebuilds on save."""
 
 from __future__ import annotations
 
+import email.utils
 import functools
+import gzip
 import http.server
+import io
+import os
 import subprocess
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+
+# What is sent gzip-compressed when a Server compresses (as a static host does): everything but files that are
+# compressed already.
+ALREADY_COMPRESSED = (".zip", ".gz", ".png", ".jpg", ".woff2", ".whl")
+
+
+@dataclass(frozen=True)
+class Link:
+    """A slow network between the browser and the server, for bench/: each response waits `latency_s` before its
+    headers, and all responses together share `bits_per_s`. In the server rather than Chromium's network
+    conditions, which a page's shared worker and service worker requests would pass by."""
+
+    bits_per_s: float
+    latency_s: float
+
+
+class _Pacer:
+    """Spends a Link's bandwidth: every chunk waits its turn on one shared line."""
+
+    def __init__(self, link: Link):
+        self.link = link
+        self.lock = threading.Lock()
+        self.free_at = 0.0
+
+    def send(self, n_bytes: int) -> None:
+        with self.lock:
+            start = max(time.monotonic(), self.free_at)
+            self.free_at = start + n_bytes * 8 / self.link.bits_per_s
+            done = self.free_at
+        time.sleep(max(0.0, done - time.monotonic()))
 
 
 class Server:
@@ -18,21 +53,64 @@ class Server:
     `cache` is the Cache-Control every response carries: "no-cache" (the default) so that a rebuilt page
     is seen on reload; bench/ passes what GitHub Pages sends, to measure repeat visits as students get them.
     `sent_bytes` counts the response bodies sent so far (what a page's visit costs over the network).
+    bench/ also asks for `compress` (gzip, level 6, to a client that accepts it: the bytes a static host sends) and
+    a slow `link`; both are off by default.
     """
 
-    def __init__(self, directory: Path, port: int = 0, cache: str = "no-cache"):
+    def __init__(self, directory: Path, port: int = 0, cache: str = "no-cache", compress: bool = False,
+                 link: Link | None = None):
         self.log: list[str] = []
         self.sent_bytes = 0
         log = self.log
         server = self
         counting = threading.Lock()  # the handler threads add to one counter
+        pacer = _Pacer(link) if link else None
+        compressed: dict[tuple[str, int], bytes] = {}  # (path, mtime) -> gzip body, made once per file
 
         class Handler(http.server.SimpleHTTPRequestHandler):
             def log_message(self, format, *args):  # noqa: A002 - signature fixed by http.server
                 log.append(format % args)
 
+            def send_head(self):
+                if pacer:
+                    time.sleep(pacer.link.latency_s)
+                path = self.translate_path(self.path)
+                if os.path.isdir(path) and self.path.split("?")[0].endswith("/"):
+                    path = os.path.join(path, "index.html")  # as SimpleHTTPRequestHandler serves a folder
+                if not (compress and os.path.isfile(path) and not path.endswith(ALREADY_COMPRESSED)
+                        and "gzip" in self.headers.get("Accept-Encoding", "")):
+                    return super().send_head()
+                mtime = os.stat(path).st_mtime
+                since = self.headers.get("If-Modified-Since")
+                if since and self._unchanged_since(since, mtime):  # revalidated, as a static host answers
+                    self.send_response(304)
+                    self.end_headers()
+                    return None
+                key = (path, os.stat(path).st_mtime_ns)
+                if key not in compressed:
+                    with open(path, "rb") as f:
+                        compressed[key] = gzip.compress(f.read(), compresslevel=6, mtime=0)
+                body = compressed[key]
+                self.send_response(200)
+                self.send_header("Content-Type", self.guess_type(path))
+                self.send_header("Content-Encoding", "gzip")
+                self.send_header("Vary", "Accept-Encoding")
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Last-Modified", self.date_time_string(mtime))
+                self.end_headers()
+                return io.BytesIO(body)
+
+            @staticmethod
+            def _unchanged_since(header: str, mtime: float) -> bool:
+                try:
+                    return email.utils.parsedate_to_datetime(header).timestamp() >= int(mtime)
+                except (TypeError, ValueError):
+                    return False
+
             def copyfile(self, source, outputfile):
-                while chunk := source.read(1 << 16):
+                while chunk := source.read(1 << 14 if pacer else 1 << 16):
+                    if pacer:
+                        pacer.send(len(chunk))
                     try:
                         outputfile.write(chunk)
                     except (BrokenPipeError, ConnectionResetError):

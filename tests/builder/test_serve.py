@@ -1,5 +1,7 @@
-"""`build.py serve`: rebuilds on save, survives a broken save, and recovers on the next one."""
+"""`build.py serve`: rebuilds on save, survives a broken save, and recovers on the next one; the Server's
+compression and slow link that bench/ asks for."""
 
+import gzip
 import re
 import shutil
 import socket
@@ -12,7 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import build
-from builder.serve import Server
+from builder.serve import Link, Server
 
 HERE = Path(__file__).parent
 
@@ -99,3 +101,47 @@ def test_a_client_that_leaves_mid_download_is_logged_not_a_traceback(tmp_path, c
         server.close()
     assert "Traceback" not in capfd.readouterr().err
     assert server.sent_bytes < 8 << 20
+
+
+def test_a_compressing_server_sends_gzip_to_a_client_that_accepts_it_and_revalidates(tmp_path):
+    text = "a lesson page " * 1000
+    (tmp_path / "page").mkdir()
+    (tmp_path / "page" / "index.html").write_text(text)
+    (tmp_path / "python.zip").write_bytes(bytes(range(256)) * 40)
+    server = Server(tmp_path, compress=True)
+    try:
+        ask = {"Accept-Encoding": "gzip"}
+        with urllib.request.urlopen(urllib.request.Request(server.url("page/"), headers=ask)) as response:
+            body, modified = response.read(), response.headers["Last-Modified"]
+            assert response.headers["Content-Encoding"] == "gzip" and gzip.decompress(body).decode() == text
+        assert server.sent_bytes == len(body) < len(text) / 10
+        with urllib.request.urlopen(urllib.request.Request(server.url("python.zip"), headers=ask)) as response:
+            assert response.headers["Content-Encoding"] is None  # compressed already: sent as it is
+        with urllib.request.urlopen(server.url("page/index.html")) as response:
+            assert response.read().decode() == text  # a client that asks for no gzip gets none
+        revalidate = urllib.request.Request(server.url("page/"), headers={**ask, "If-Modified-Since": modified})
+        try:
+            urllib.request.urlopen(revalidate)
+            raise AssertionError("expected 304 Not Modified")
+        except urllib.error.HTTPError as e:
+            assert e.code == 304
+    finally:
+        server.close()
+
+
+def test_a_slow_link_paces_every_response_on_one_line(tmp_path):
+    (tmp_path / "a.bin").write_bytes(bytes(62_500))  # 0.05 s at 10 Mbit/s
+    (tmp_path / "b.bin").write_bytes(bytes(62_500))
+    server = Server(tmp_path, link=Link(bits_per_s=10e6, latency_s=0.04))
+    try:
+        start = time.monotonic()
+        threads = [threading.Thread(target=lambda name=name: urllib.request.urlopen(server.url(name)).read())
+                   for name in ("a.bin", "b.bin")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        # both together share the line: 0.1 s of bytes, after 0.04 s of latency
+        assert time.monotonic() - start >= 0.14
+    finally:
+        server.close()
