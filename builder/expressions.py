@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from sim import (
+    attention,
     batching,
     cache,
     interference,
@@ -65,6 +66,7 @@ def namespace() -> dict:
         "slo": slo,  # pd-disaggregation: slo-serving (latency targets, goodput, P/D on separate GPUs)
         "speculative": speculative,  # speculative-decoding: spec-sampling, spec-decode
         "quantization": quantization,  # quantization: quantize-tensor, quant-roofline
+        "attention": attention,  # attention-variants: kv-heads, kv-capacity-curves
         "decode_run": serving.decode_run, "batch_point": batching.batch_point, "request": latency.request,
         # plain helpers
         "round": round, "min": min, "max": max, "abs": abs, "int": int, "math": math,

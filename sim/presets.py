@@ -112,6 +112,11 @@ class Model:
         return self.linear_attention_layers > 0
 
 
+def load_json(name: str) -> dict:
+    """A presets file by name (e.g. "attention.json"), decimals as Decimal."""
+    return _load(name)
+
+
 def _load(name: str) -> dict:
     with open(os.path.join(PRESETS_DIR, name), encoding="utf-8") as f:
         return json.load(f, parse_float=Decimal)

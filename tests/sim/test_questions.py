@@ -156,6 +156,12 @@ EXPECTED = {
     "int4-speedup-b512-h100": _int4_speedup(512),  # about 1.00x
     "fp8-kv-unfused-llama": 1.0,  # attention reads the BF16 copy: the same bytes
     "gptq-opt125m-3bit": 53.85,  # GPTQ Table 3
+    # attention-variants, from the configs: Qwen3-32B 64 layers x 8 K/V heads of 128; DeepSeek-V3 61 layers of a
+    # 512-wide latent and a 64-wide RoPE key; the anchor's 65,536 B of KV per token and 150,994,944 B of state.
+    "kv-per-token-qwen3-32b": 2 * 64 * 8 * 128 * 2 / 1000,  # 262.1 KB
+    "mla-bytes-deepseek-v3": (512 + 64) * 61 * 2 / 1000,  # 70.3 KB
+    "hybrid-fit-anchor-32k": 30e9 // (32768 * ANCHOR_KV + ANCHOR_STATE),  # 13
+    "break-even-anchor": ANCHOR_STATE / ANCHOR_KV,  # 2,304 tokens
 }
 
 # Every question's common mistakes, with their values by hand.
@@ -195,6 +201,10 @@ MISTAKES = {
     "int4-speedup-b512-h100": {"memory_bound": _int4_speedup(1), "four_times": 4.0},
     "fp8-kv-unfused-llama": {"fused": FP8_KV_FUSED, "halves": 2.0},
     "gptq-opt125m-3bit": {"uniform": 27.65 * 8.68 / 8.34},  # 175B's 4% carried over
+    "kv-per-token-qwen3-32b": {"per_query_head": 2 * 64 * 64 * 128 * 2 / 1000, "no_k_and_v": 64 * 8 * 128 * 2 / 1000},
+    "mla-bytes-deepseek-v3": {"elements_as_bytes": 576 * 61 / 1000, "mha_same_heads": 2 * 128 * 128 * 61 * 2 / 1000},
+    "hybrid-fit-anchor-32k": {"no_kv": 30e9 // ANCHOR_STATE, "all_attention": 30e9 // (32768 * 4 * ANCHOR_KV)},
+    "break-even-anchor": {"bf16_state": ANCHOR_STATE / 2 / ANCHOR_KV},
 }
 
 ALL_MISTAKES = [(key, i) for key, q in QUESTIONS.items() for i in range(len(q.mistakes))]
