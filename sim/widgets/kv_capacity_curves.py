@@ -137,7 +137,7 @@ def curves_figure(ways: dict[str, attention.Design], memory: float, s: dict) -> 
     t = TEXT[s["lang"]]
     xs = list(CONTEXTS)
     data = []
-    for m, d in ways.items():
+    for m, d in sorted(ways.items(), key=lambda way: way[0] != "hybrid"):  # the thick hybrid first, under the rest
         ys = [attention.max_requests(d, memory, c) for c in xs]
         name = trace_name(m, d, t)
         data.append({"type": "scatter", "mode": "lines", "name": name, "x": xs, "y": [y or None for y in ys],

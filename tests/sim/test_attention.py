@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from sim import attention as at
-from sim import cache, presets, roofline
+from sim import cache, presets, roofline, widgets
 
 H100 = presets.hardware("h100-sxm")
 KIB = 1024
@@ -105,3 +105,33 @@ def test_bad_arguments_name_the_parameter():
         at.with_mechanism(d, "sparse")
     with pytest.raises(ValueError, match="design"):
         at.design("gpt-5")
+
+
+# -- the widgets ---------------------------------------------------------------------------------------------------
+
+def test_picking_a_design_fills_in_its_mechanism_and_sizes():
+    view = widgets.render("kv-heads", {"lang": "en", "design": "deepseek-v3", "changed": "design"})
+    s = view["state"]
+    assert (s["mechanism"], s["latent_dim"], s["rope_dim"]) == ("mla", 512, 64)
+    assert view["outputs"]["kv_per_layer"]["text"] == "576"
+    assert view["outputs"]["kv_bytes_per_token"]["text"] == "70,272 B"
+    qwen = widgets.render("kv-heads", {"lang": "en", "design": "qwen3-32b", "changed": "design"})["state"]
+    assert (qwen["mechanism"], qwen["kv_heads"]) == ("gqa", 8)
+
+
+def test_the_heads_diagram_draws_every_head_and_layer():
+    view = widgets.render("kv-heads", {"lang": "en"})  # the anchor: 24 query heads, 4 K/V heads, 64 layers
+    wide = view["svg"]["heads"].split('<div class="layout-narrow"')[0]
+    assert wide.count("<rect") == 24 + 4 + 64
+    assert wide.count("keeps KV</title>") == 16 and wide.count("recurrent state</title>") == 48
+
+
+def test_the_curves_crossing_is_where_a_hybrid_request_gets_smaller():
+    view = widgets.render("kv-capacity-curves", {"lang": "en"})
+    anchor = at.design("qwen3.8-27b")
+    cross = view["outputs"]["crossing"]["value"]
+    gqa = at.with_mechanism(anchor, "gqa")
+    assert at.bytes_per_request(anchor, cross) < at.bytes_per_request(gqa, cross)
+    assert at.bytes_per_request(anchor, cross - 1) >= at.bytes_per_request(gqa, cross - 1)
+    mqa = widgets.render("kv-capacity-curves", {"lang": "en", "design": "qwen3-next-80b"})["outputs"]
+    assert mqa["fit.hybrid"]["value"] == at.max_requests(at.design("qwen3-next-80b"), 30e9, 32768)
