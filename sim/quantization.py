@@ -52,7 +52,7 @@ import bisect
 import math
 import random
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 from sim import cache as kv_cache
 from sim import model_size, roofline
@@ -245,6 +245,7 @@ def _scaled_round_trip(tensor: Tensor, fmt: str, granularity: str, group_size: i
     return [[q / sj for q, sj in zip(row, s)] for row in quantize_rows(scaled, fmt, granularity, group_size)]
 
 
+@lru_cache(maxsize=64)  # pure and a few milliseconds (AWQ's search: eleven), asked again by prose and by every view
 def quantize_tensor(fmt: str, granularity: str, group_size: int = 128, awq: bool = False,
                     tensor: Tensor | None = None) -> Quantized:
     """The synthetic tensor (or `tensor`) quantised in `fmt` at `granularity`, with AWQ's scale search if `awq`."""
