@@ -40,6 +40,7 @@ from builder.offline import service_worker
 from builder.problems import BuildFailed, Problem
 from builder.search import INDEX_DIR, index_site
 from builder.serve import serve
+from builder.stdlib import Stdlib, StdlibError, cut_stdlib
 from builder.templates import js_number, json_island, make_templates  # noqa: F401  (js_number: tests, bench)
 from builder.terms import Term, load_terms
 from builder.widgets import check_widgets, is_question
@@ -154,7 +155,7 @@ def check_links(lessons: list[ParsedLesson]) -> list[Problem]:
 
 
 def render_pages(lessons: list[ParsedLesson], sources: Sources, templates: jinja2.Environment,
-                 sim_zip: str) -> dict[str, str]:
+                 sim_zip: str, stdlib_zip: str) -> dict[str, str]:
     """Site path -> HTML of every page: each lesson, and a home page per language that has lessons."""
     course = sources.course
     versions = {(lesson.source.lang, lesson.source.slug): lesson for lesson in lessons}
@@ -165,7 +166,7 @@ def render_pages(lessons: list[ParsedLesson], sources: Sources, templates: jinja
         page = urls.page(lang, slug)
         ui = sources.ui[lang]
         return {"lang": lang, "ui": ui, "root": urls.root(page), "home": urls.link(page, urls.page(lang)),
-                "sim_zip": sim_zip, "page_text": json_island(ui["script"]),
+                "sim_zip": sim_zip, "stdlib_zip": stdlib_zip, "page_text": json_island(ui["script"]),
                 "alternates": alternates(lang, slug), "switch": switch(lang, slug)}
 
     def alternates(lang: str, slug: str | None) -> list[dict]:
@@ -262,9 +263,11 @@ def build_site(paths: Paths) -> dict[str, bytes | Path]:
     if problems:
         raise BuildFailed(problems)
     sim_zip, sim_bytes = pack_sim(paths.sim)
+    stdlib = python_stdlib(paths, sim_bytes)
     files: dict[str, bytes | Path] = {path: html.encode() for path, html in
-                                      render_pages(parsed, sources, templates, sim_zip).items()}
+                                      render_pages(parsed, sources, templates, sim_zip, stdlib.site_path).items()}
     files[sim_zip] = sim_bytes
+    files[stdlib.site_path] = stdlib.data
     files[css_path] = css_bytes
     files.update(static_files(paths.static))
     files.update(script_paths)
@@ -276,6 +279,14 @@ def build_site(paths: Paths) -> dict[str, bytes | Path]:
     if paths.dev:
         files["__build_id"] = str(time.time_ns()).encode()
     return files
+
+
+def python_stdlib(paths: Paths, sim_bytes: bytes) -> Stdlib:
+    """The standard library cut to what this simulator imports (builder/stdlib.py); BuildFailed if it cannot be."""
+    try:
+        return cut_stdlib(paths.node_modules, sim_bytes)
+    except StdlibError as e:
+        raise BuildFailed([Problem(paths.sim, 1, str(e))]) from None
 
 
 def write_site(files: dict[str, bytes | Path], out: Path, finish: Callable[[Path], None] | None = None) -> None:
@@ -356,6 +367,11 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "check":
             with tempfile.TemporaryDirectory() as scratch:
                 build(Paths(lessons=paths.lessons, out=Path(scratch) / "_site"))
+            stdlib = python_stdlib(paths, pack_sim(paths.sim)[1])
+            print(f"the standard library sent, {stdlib.site_path} ({len(stdlib.data) / 1000:.0f} KB), "
+                  "holds every module the site's Python imports, each with the step that imported it:")
+            for line in stdlib.listing():
+                print(f"  {line}")
             print("check: no problems")
         else:
             try:

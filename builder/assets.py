@@ -10,8 +10,8 @@ from pathlib import Path
 
 # (package folder under node_modules, files to copy, folder under _site/vendor/)
 VENDOR = (
-    ("pyodide", ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"),
-     "pyodide"),
+    # Not python_stdlib.zip: the site sends the standard library cut to what it imports (builder/stdlib.py).
+    ("pyodide", ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "pyodide-lock.json"), "pyodide"),
     ("plotly.js-basic-dist-min", ("plotly-basic.min.js",), "plotly"),
 )
 SIM_SUFFIXES = {".py", ".json"}

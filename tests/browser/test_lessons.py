@@ -160,6 +160,10 @@ def test_the_page_loads_clean_and_every_widget_answers_as_cpython(site_page, ser
     csp = site_page.get_attribute('meta[http-equiv="Content-Security-Policy"]', "content")
     assert "default-src 'self'" in csp and "script-src 'self' 'wasm-unsafe-eval'" in csp
     assert site_page.locator("script:not([src]):not([type='application/json'])").count() == 0
+    stdlib_zip = site_page.get_attribute("html", "data-stdlib-zip")
+    if stdlib_zip:  # Python came up on the standard library cut for this simulator, never on Pyodide's whole one
+        assert any(f"GET /{stdlib_zip} " in line for line in server.log)
+        assert not any("python_stdlib.zip" in line for line in server.log)
     ids = widget_ids(site_page)
     assert [name for _, name in ids] == (DECLARED.findall(lesson.body) if lesson else [])
     for widget_id, name in ids:

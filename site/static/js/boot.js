@@ -9,9 +9,12 @@
   const html = document.documentElement;
   if (!html.dataset.simZip) return;
   const root = new URL(html.dataset.root || "./", document.baseURI);
-  // worker.js sits beside this script (in the build's fingerprinted folder); its name tells it the sim zip.
+  // worker.js sits beside this script (in the build's fingerprinted folder); its name tells it the sim zip and
+  // the standard library cut for it.
   const script = new URL("worker.js", document.currentScript.src);
-  const options = { type: "module", name: JSON.stringify({ simZip: new URL(html.dataset.simZip, root).href }) };
+  const name = JSON.stringify({ simZip: new URL(html.dataset.simZip, root).href,
+                                stdlibZip: new URL(html.dataset.stdlibZip, root).href });
+  const options = { type: "module", name };
 
   // {worker, port}: the port is the one that carries messages (a dedicated worker is its own). Where a shared
   // worker is refused (some sandboxed or private contexts throw), the page gets a dedicated one.

@@ -114,6 +114,8 @@ export class Runtime {
     const request = this.pending.get(message.seq);
     if (!request) return;
     this.pending.delete(message.seq);
+    // The last answer's cost, for bench/: the whole round trip, and the part of it spent in Python.
+    this.lastRender = { roundTripMs: performance.now() - request.sent, pythonMs: message.pythonMs };
     if (message.type === "view") request.resolve(JSON.parse(message.json));
     else request.reject(new Error(message.message));
   }
@@ -122,7 +124,7 @@ export class Runtime {
     if (this.status !== "ready") return Promise.reject(new Error("Python is not ready"));
     const seq = ++this.seq;
     return new Promise((resolve, reject) => {
-      this.pending.set(seq, { resolve, reject });
+      this.pending.set(seq, { resolve, reject, sent: performance.now() });
       this.port.postMessage({ type: "render", seq, widget, state });
     });
   }

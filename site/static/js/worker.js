@@ -7,14 +7,15 @@
 // page has asked for them (a few hundred milliseconds, against about a second for a restore). Elsewhere it is one
 // dedicated worker per page. Each page is a client: its own port, its own widgets, its own "ready".
 //
-// Boot starts as soon as this module runs. The page names the sim zip in the worker's name ({type: "module",
-// name: JSON {simZip}}) rather than in a message: a message posted before the worker exists waits for the page's
+// Boot starts as soon as this module runs. The page names the sim zip and the standard library cut for it
+// (builder/stdlib.py) in the worker's name ({type: "module", name: JSON {simZip, stdlibZip}}) rather than in a
+// message: a message posted before the worker exists waits for the page's
 // main thread, which is busy laying the page out. (Nor in its address: a service worker answering from its cache
 // gives the worker the cached file's address, without the query.) The name also keeps builds apart: a new sim zip
-// is a new shared worker. A page's widget names follow in "widgets" once it is parsed; "ready" is posted to it
+// or standard library is a new shared worker. A page's widget names follow in "widgets" once it is parsed; "ready" is posted to it
 // when both Python and its widgets are in.
 //
-// Python comes from a memory snapshot when this browser has one for this Pyodide build and this sim zip
+// Python comes from a memory snapshot when this browser has one for this Pyodide build, sim zip and standard library
 // (snapshot.js); otherwise it boots in full, and once it has answered, every widget module is imported and a
 // snapshot saved for the next visit. "settled" says that is over.
 import { loadPyodide, version as pyodideVersion } from "../../vendor/pyodide/pyodide.mjs";
@@ -71,10 +72,12 @@ self.addEventListener("error", (event) => {
 // Pyodide's documented createPyodideModule option takes its factory, here one that waits for the import, so that
 // loadPyodide starts its own downloads (the standard library) without waiting for it either.
 let runtimeScript = null;
+let stdLibURL = null; // the standard library cut for this sim zip, in place of Pyodide's own (2.5 MB)
 
 function options(extra) {
   const createPyodideModule = async (settings) => (await runtimeScript).default(settings);
-  return { indexURL: INDEX_URL, createPyodideModule, stdout: () => {}, stderr: (text) => console.warn(text), ...extra };
+  return { indexURL: INDEX_URL, stdLibURL, createPyodideModule, stdout: () => {}, stderr: (text) => console.warn(text),
+           ...extra };
 }
 
 // pyodide.asm.wasm, compiled from the moment the worker starts. Pyodide would start the compile only once its
@@ -120,9 +123,11 @@ random.seed()
   simWidgets = pyodide.pyimport("sim.widgets");
 }
 
-async function boot({ simZip }) {
+async function boot({ simZip, stdlibZip }) {
   timings.origin = performance.timeOrigin; // the worker's clock starts here: bench/ lines it up with the page's
-  const key = `pyodide ${pyodideVersion} ${new URL(simZip).pathname.split("/").pop()}`;
+  const fileName = (url) => new URL(url).pathname.split("/").pop(); // content-hashed: a new file, a new name
+  const key = `pyodide ${pyodideVersion} ${fileName(simZip)} ${fileName(stdlibZip)}`;
+  stdLibURL = stdlibZip;
   // In the order they are needed: the snapshot's few requests are answered before the compile keeps this thread
   // busy, and the runtime script arrives before the wasm it instantiates.
   const finding = findSnapshot(key);
@@ -229,10 +234,13 @@ async function saveForNextPage() {
   }
 }
 
+// pythonMs: the render in Python and its JSON, for bench/'s split of a slider move.
 function render(port, { seq, widget, state }) {
   saveWhenIdle();
   try {
-    port.postMessage({ type: "view", seq, json: renderJson(widget, JSON.stringify(state)) });
+    const started = performance.now();
+    const json = renderJson(widget, JSON.stringify(state));
+    port.postMessage({ type: "view", seq, json, pythonMs: performance.now() - started });
   } catch (error) {
     port.postMessage({ type: "error", seq, message: String(error?.message ?? error) });
   }
@@ -266,5 +274,5 @@ try {
 } catch {
   // not started by this site's page
 }
-if (given?.simZip) boot(given);
-else fail("the page did not name the simulator (new Worker(…, {name: JSON {simZip}}))");
+if (given?.simZip && given?.stdlibZip) boot(given);
+else fail("the page did not name the simulator (new Worker(…, {name: JSON {simZip, stdlibZip}}))");

@@ -1,0 +1,152 @@
+"""The standard library the site sends: Pyodide's python_stdlib.zip cut to the modules the site's Python imports.
+
+Pyodide's own zip (2.5 MB, already compressed) holds all of Python's library; the page's worker imports about
+160 of its 600 modules, most of them in Pyodide's own boot (asyncio, inspect, typing, zipfile…). Which ones is
+found by running it, never by a list kept by hand: builder/stdlib_trace.mjs boots Pyodide in Node as the worker
+boots it, imports every widget module, renders every widget with its defaults in every language
+(`trace_states`), makes the memory snapshot, and reports each module it imported from the zip with the module
+whose import statement asked for it and the step it was in. The simulator imports the standard library at
+module level only (tests/sim/test_imports.py), so no state a widget is given later can ask for a module the
+trace did not see; every lesson's browser tests then run every widget, its scenarios and its controls on the
+cut zip.
+
+The cut holds those modules' sources with their comments taken out (Python 3.14's own tokenizer finds them, and
+each file is kept only if it parses to the same syntax tree as the original; lines stay where they were, so a
+traceback points where it did), and nothing else. Modules frozen into Pyodide's binary (importlib's bootstrap,
+os, codecs…) are imported from the binary, never from the zip, and are left out. The cut is checked as it was
+found: a second run on it imports every traced module, and a module missing or failing there fails the build
+with its name (StdlibError), not a student's page.
+
+Tracing takes about ten seconds, so the cut zip is kept in node_modules/.cache/inferlab/, named by a hash of
+everything that decides it (Pyodide's zip, the simulator zip, the states rendered and the trace script); a build
+with an unchanged simulator takes it from there. The listing of what it holds and why rides in the zip's comment
+(`build.py check` prints it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from sim import widgets
+from sim.languages import LANGUAGES
+
+TRACE_SCRIPT = Path(__file__).with_name("stdlib_trace.mjs")
+ZIP_EPOCH = (2020, 1, 1, 0, 0, 0)  # fixed timestamps: the same modules always give the same zip and name
+TRACE_TIMEOUT_S = 300
+
+
+class StdlibError(Exception):
+    """The cut standard library could not be made or does not work; the message says which module and why."""
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str
+    file: str  # its path inside the zip
+    by: str | None  # the module whose import statement loaded it (None: Pyodide's boot)
+    during: str  # the step of the trace: "Pyodide's boot", "import the widget roofline", "render roofline", …
+    frozen: bool  # imported from Pyodide's binary, not from the zip
+
+
+@dataclass(frozen=True)
+class Stdlib:
+    modules: tuple[Module, ...]  # every module imported from the zip, by name
+    data: bytes  # the cut zip
+
+    @property
+    def site_path(self) -> str:
+        return f"py/stdlib-{hashlib.sha256(self.data).hexdigest()[:12]}.zip"
+
+    def listing(self) -> list[str]:
+        """What the zip holds and why, one line per module: for `build.py check`."""
+        lines = []
+        for m in self.modules:
+            why = m.during if m.by is None else f"{m.during}, imported by {m.by}"
+            lines.append(f"{m.name}: {'frozen in the binary, not sent' if m.frozen else m.file} ({why})")
+        return lines
+
+
+def trace_states() -> list[tuple[str, dict]]:
+    """The states the trace renders: each widget with its defaults, in every language."""
+    return [(name, {"lang": lang}) for name in widgets.names() for lang in LANGUAGES]
+
+
+def cut_stdlib(node_modules: Path, sim_zip: bytes, cache_dir: Path | None = None) -> Stdlib:
+    """The cut standard library for this simulator: from the cache when its inputs are unchanged, else traced,
+    cut and checked (StdlibError when the check fails)."""
+    full_zip = node_modules / "pyodide" / "python_stdlib.zip"
+    if not full_zip.is_file():
+        raise StdlibError(f"{full_zip} is missing: run 'npm ci' (make serve and make test do)")
+    plan = json.dumps({"states": trace_states(), "imports": [], "sources": True}, sort_keys=True).encode()
+    key = hashlib.sha256()
+    for part in (full_zip.read_bytes(), sim_zip, plan, TRACE_SCRIPT.read_bytes()):
+        key.update(hashlib.sha256(part).digest())
+    cache_dir = cache_dir or node_modules / ".cache" / "inferlab"
+    cached = cache_dir / f"stdlib-{key.hexdigest()[:16]}.zip"
+    if cached.is_file():
+        with zipfile.ZipFile(cached) as zf:
+            listing = json.loads(zf.comment)
+        return Stdlib(tuple(Module(**m) for m in listing), cached.read_bytes())
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch = Path(scratch)
+        (scratch / "sim.zip").write_bytes(sim_zip)
+        (scratch / "plan.json").write_bytes(plan)
+        traced = _run_trace(node_modules, full_zip, scratch)
+        stdlib = _cut(full_zip, traced)
+        (scratch / "stdlib.zip").write_bytes(stdlib.data)
+        (scratch / "plan.json").write_text(json.dumps({"states": [], "imports": [m.name for m in stdlib.modules],
+                                                         "sources": False}))
+        _check(stdlib, _run_trace(node_modules, scratch / "stdlib.zip", scratch))
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    partial = cached.with_suffix(".partial")
+    partial.write_bytes(stdlib.data)
+    partial.replace(cached)
+    return stdlib
+
+
+def _run_trace(node_modules: Path, stdlib_zip: Path, scratch: Path) -> dict:
+    node = shutil.which("node")
+    if node is None:
+        raise StdlibError("node is not on PATH: the standard library is traced in Pyodide under Node "
+                          "(npm brings it; make installs it)")
+    done = subprocess.run([node, str(TRACE_SCRIPT), str(node_modules / "pyodide"), str(stdlib_zip),
+                           str(scratch / "sim.zip"), str(scratch / "plan.json")],
+                          capture_output=True, text=True, timeout=TRACE_TIMEOUT_S)
+    if done.returncode != 0:
+        raise StdlibError(f"tracing the standard library failed: {done.stderr.strip()[-2000:]}")
+    return json.loads(done.stdout)
+
+
+def _cut(full_zip: Path, traced: dict) -> Stdlib:
+    """The traced modules' files (comments out) in a deterministic zip; the listing rides in its comment."""
+    if traced["failures"]:
+        raise StdlibError("the simulator failed in Pyodide while its imports were traced: "
+                          + "; ".join(traced["failures"]))
+    modules = tuple(Module(name=name, **m) for name, m in sorted(traced["modules"].items()))
+    sent = {m.file for m in modules if not m.frozen}
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(full_zip) as source, zipfile.ZipFile(buffer, "w") as zf:
+        for file in sorted(sent):
+            info = zipfile.ZipInfo(file, ZIP_EPOCH)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, traced["sources"].get(file, source.read(file)), compresslevel=9)
+        zf.comment = json.dumps([m.__dict__ for m in modules], separators=(",", ":")).encode()
+    return Stdlib(modules, buffer.getvalue())
+
+
+def _check(stdlib: Stdlib, rerun: dict) -> None:
+    """The run with the cut zip must import every module the trace found, and fail nowhere."""
+    if rerun["failures"]:
+        raise StdlibError("with the cut standard library, " + "; ".join(rerun["failures"]))
+    missing = {m.name for m in stdlib.modules} - set(rerun["modules"])
+    if missing:
+        raise StdlibError("with the cut standard library, these modules were not imported: "
+                          + ", ".join(sorted(missing)))
