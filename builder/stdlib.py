@@ -18,13 +18,15 @@ found: a second run on it imports every traced module, and a module missing or f
 with its name (StdlibError), not a student's page.
 
 Tracing takes about ten seconds, so the cut zip is kept in node_modules/.cache/inferlab/, named by a hash of
-everything that decides it (Pyodide's zip, the simulator zip, the states rendered and the trace script); a build
-with an unchanged simulator takes it from there. The listing of what it holds and why rides in the zip's comment
-(`build.py check` prints it).
+everything that decides it: Pyodide's zip, the modules the simulator's import statements name (`imported_names`;
+with imports at module level only, nothing else in the simulator changes what it can import), the states rendered
+and the trace script. A build whose simulator names the same modules takes it from there. The listing of what
+the zip holds and why rides in its comment (`build.py check` prints it).
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import io
 import json
@@ -79,6 +81,24 @@ def trace_states() -> list[tuple[str, dict]]:
     return [(name, {"lang": lang}) for name in widgets.names() for lang in LANGUAGES]
 
 
+def imported_names(sim_zip: bytes) -> bytes:
+    """Every module outside the simulator that its import statements name (for `from x import y`, both x and x.y,
+    as y may be a submodule), sorted: what decides which modules it can import, whatever else it computes. An edit
+    to the simulator that leaves these alone keeps the cut, and does not wait for a trace."""
+    names = set()
+    with zipfile.ZipFile(io.BytesIO(sim_zip)) as zf:
+        for file in zf.namelist():
+            if not file.endswith(".py"):
+                continue
+            for node in ast.walk(ast.parse(zf.read(file), file)):
+                if isinstance(node, ast.Import):
+                    names.update(alias.name for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names.add(node.module)
+                    names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return "\n".join(sorted(n for n in names if n != "sim" and not n.startswith("sim."))).encode()
+
+
 def cut_stdlib(node_modules: Path, sim_zip: bytes, cache_dir: Path | None = None) -> Stdlib:
     """The cut standard library for this simulator: from the cache when its inputs are unchanged, else traced,
     cut and checked (StdlibError when the check fails)."""
@@ -87,7 +107,7 @@ def cut_stdlib(node_modules: Path, sim_zip: bytes, cache_dir: Path | None = None
         raise StdlibError(f"{full_zip} is missing: run 'npm ci' (make serve and make test do)")
     plan = json.dumps({"states": trace_states(), "imports": [], "sources": True}, sort_keys=True).encode()
     key = hashlib.sha256()
-    for part in (full_zip.read_bytes(), sim_zip, plan, TRACE_SCRIPT.read_bytes()):
+    for part in (full_zip.read_bytes(), imported_names(sim_zip), plan, TRACE_SCRIPT.read_bytes()):
         key.update(hashlib.sha256(part).digest())
     cache_dir = cache_dir or node_modules / ".cache" / "inferlab"
     cached = cache_dir / f"stdlib-{key.hexdigest()[:16]}.zip"

@@ -1,10 +1,11 @@
 // Which of the standard library's modules the site's Python imports, found by running it: Pyodide (from
 // node_modules, in Node) boots as the page's worker boots it (static/js/worker.js: a boot that makes a snapshot,
 // the simulator zip unpacked, the random generator reseeded), imports every widget module, renders every state it
-// is given, imports every module it is given and makes the memory snapshot. Prints JSON: {modules: {name: {file, by, during, frozen}}, sources: {file: text}, failures: [...]},
-// where `file` is the module's file inside the standard library zip, `by` the module whose import statement
-// loaded it, `during` which step that was and `frozen` whether it came from Pyodide's binary rather
-// than the zip; `sources` holds each zip module's file without its comments. builder/stdlib.py runs it; nothing else does.
+// is given, imports every module it is given and makes the memory snapshot. Prints JSON
+// {modules: {name: {file, by, during, frozen}}, sources: {file: text}, failures: [...]}: `file` is the module's
+// file inside the standard library zip, `by` the module whose import statement loaded it, `during` which step that
+// was, `frozen` whether it came from Pyodide's binary rather than the zip; `sources` holds each zip module's file
+// without its comments. builder/stdlib.py runs it; nothing else does.
 //
 //   node stdlib_trace.mjs INDEX_DIR STDLIB_ZIP SIM_ZIP PLAN_JSON
 //

@@ -66,6 +66,17 @@ def test_a_second_build_takes_the_cut_from_the_cache(site_stdlib, monkeypatch):
     assert stdlib.cut_stdlib(ROOT / "node_modules", pack_sim(ROOT / "sim")[1]).data == site_stdlib.data
 
 
+def test_the_cut_is_kept_until_the_simulator_imports_something_else(tmp_path):
+    sim = tmp_path / "sim"
+    shutil.copytree(ROOT / "sim", sim, ignore=shutil.ignore_patterns("__pycache__"))
+    before = stdlib.imported_names(pack_sim(sim)[1])
+    (sim / "redeploy.py").write_text('"""A change to the simulator."""\nimport math\n', encoding="utf-8")
+    assert stdlib.imported_names(pack_sim(sim)[1]) == before
+    (sim / "redeploy.py").write_text("from importlib import resources\n", encoding="utf-8")
+    after = stdlib.imported_names(pack_sim(sim)[1]).decode().split("\n")
+    assert {"importlib", "importlib.resources"} <= set(after) and not any(n.startswith("sim") for n in after)
+
+
 def test_a_module_missing_from_the_cut_fails_the_check(site_stdlib, tmp_path):
     """The check run, in Pyodide, with a cut that lacks one module the trace found."""
     lacking = "dataclasses.py"

@@ -9,15 +9,15 @@
 //
 // Boot starts as soon as this module runs. The page names the sim zip and the standard library cut for it
 // (builder/stdlib.py) in the worker's name ({type: "module", name: JSON {simZip, stdlibZip}}) rather than in a
-// message: a message posted before the worker exists waits for the page's
-// main thread, which is busy laying the page out. (Nor in its address: a service worker answering from its cache
-// gives the worker the cached file's address, without the query.) The name also keeps builds apart: a new sim zip
-// or standard library is a new shared worker. A page's widget names follow in "widgets" once it is parsed; "ready" is posted to it
-// when both Python and its widgets are in.
+// message: a message posted before the worker exists waits for the page's main thread, which is busy laying the
+// page out. (Nor in its address: a service worker answering from its cache gives the worker the cached file's
+// address, without the query.) The name also keeps builds apart: a new sim zip or standard library is a new
+// shared worker. A page's widget names follow in "widgets" once it is parsed; "ready" is posted to it when both
+// Python and its widgets are in.
 //
-// Python comes from a memory snapshot when this browser has one for this Pyodide build, sim zip and standard library
-// (snapshot.js); otherwise it boots in full, and once it has answered, every widget module is imported and a
-// snapshot saved for the next visit. "settled" says that is over.
+// Python comes from a memory snapshot when this browser has one for this Pyodide build, sim zip and standard
+// library (snapshot.js); otherwise it boots in full, and once it has answered, every widget module is imported and
+// a snapshot saved for the next visit. "settled" says that is over.
 import { loadPyodide, version as pyodideVersion } from "../../vendor/pyodide/pyodide.mjs";
 import { findSnapshot, forgetSnapshot, saveSnapshot } from "./snapshot.js";
 
