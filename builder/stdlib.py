@@ -126,9 +126,10 @@ def cut_stdlib(node_modules: Path, sim_zip: bytes, cache_dir: Path | None = None
                                                          "sources": False}))
         _check(stdlib, _run_trace(node_modules, scratch / "stdlib.zip", scratch))
     cache_dir.mkdir(parents=True, exist_ok=True)
-    partial = cached.with_suffix(".partial")
-    partial.write_bytes(stdlib.data)
-    partial.replace(cached)
+    # A name of its own, then a rename: two builds tracing at once (the tests' workers) never share a half file.
+    with tempfile.NamedTemporaryFile(dir=cache_dir, suffix=".partial", delete=False) as partial:
+        partial.write(stdlib.data)
+    Path(partial.name).replace(cached)
     return stdlib
 
 
