@@ -7,9 +7,9 @@
 //   and each language's offline page are precached with the rest (BUILD.files), so search works offline too.
 // - A page it can neither fetch nor find kept is answered with the offline page of its language (BUILD.offline):
 //   it says the page is not saved and lists those that are (static/js/saved.js asks for them, "pages").
-// - Files whose name carries their hash (site-<hash>.css, the scripts in js-<hash>/, sim-<hash>.zip) and the
-//   pinned vendor/ packages come from the cache first: they never change under a name, and a page asks for
-//   those of its own build.
+// - Files whose name carries their hash (site-<hash>.css, the scripts in js-<hash>/, py/sim-<hash>.zip and
+//   py/stdlib-<hash>.zip) and the pinned vendor/ packages come from the cache first: they never change under
+//   a name, and a page asks for those of its own build.
 // - Each build of the site has its own cache (other sites on the origin have theirs, untouched); installing
 //   copies the files whose hash is unchanged from the old one (a redeploy does not download Pyodide again) and
 //   fetches the rest; once it is active, the pages the old one kept are fetched again into it and the old
@@ -24,7 +24,7 @@ const PREFIX = `inferlab ${ROOT.pathname} `;
 const CACHE = `${PREFIX}${BUILD.version}`;
 const UNNAMED_PREFIX = "inferlab-"; // the caches of builds before that: "inferlab-<version>", whichever site
 const MANIFEST_KEY = "inferlab-build.json"; // this cache's BUILD, kept in it for the next build to compare
-const IMMUTABLE = /^(vendor\/|static\/site-[0-9a-f]+\.css$|static\/js-[0-9a-f]+\/|py\/sim-[0-9a-f]+\.zip$)/;
+const IMMUTABLE = /^(vendor\/|static\/site-[0-9a-f]+\.css$|static\/js-[0-9a-f]+\/|py\/[a-z]+-[0-9a-f]+\.zip$)/;
 
 function sitePath(url) {
   return url.href.startsWith(ROOT.href) ? url.href.slice(ROOT.href.length).split(/[?#]/)[0] : null;

@@ -63,3 +63,15 @@ def test_only_published_pages_register_the_service_worker(tmp_path):
     build.build(build.Paths(out=preview, dev=True))
     assert 'data-service-worker="sw.js"' in (published / "prefill-decode" / "index.html").read_text(encoding="utf-8")
     assert "data-service-worker" not in (preview / "prefill-decode" / "index.html").read_text(encoding="utf-8")
+
+
+def test_every_file_named_by_its_hash_is_served_from_the_cache_first(tmp_path):
+    # A hashed name never changes its bytes: asking the network first would cost each boot a round trip per file
+    # (the cut standard library's zip, named as the simulator's is, was at first left out of the pattern).
+    site = tmp_path / "_site"
+    build.build(build.Paths(out=site))
+    source = (site / "sw.js").read_text(encoding="utf-8")
+    immutable = re.compile(re.search(r"const IMMUTABLE = /(.*)/;\n", source).group(1).replace(r"\/", "/"))
+    hashed = [path for path in written_build(site)["files"] if re.search(r"-[0-9a-f]{8,}(\.\w+|/)", path)]
+    assert any(path.startswith("py/stdlib-") for path in hashed)
+    assert [path for path in hashed if not immutable.match(path)] == []

@@ -5,6 +5,21 @@
 //
 // The development server's pages carry no data-service-worker: a preview always shows the files just built, and a
 // worker left from an earlier visit is removed.
+// The active worker once a newer one, installing or waiting, has taken over or failed. A message to the worker
+// on its way out restarts it (it had been stopped to make way), and Chromium then holds the new one's activation
+// until the old one idles out, long enough for the next navigation to be caught in the swap and never answered.
+async function newestWorker(registration) {
+  const pending = registration.installing ?? registration.waiting;
+  if (pending) {
+    await new Promise((resolve) => {
+      const settled = () => pending.state === "activated" || pending.state === "redundant";
+      pending.addEventListener("statechange", () => settled() && resolve());
+      if (settled()) resolve();
+    });
+  }
+  return registration.active;
+}
+
 export async function keepForOffline(served) {
   if (!("serviceWorker" in navigator)) return false;
   const script = document.documentElement.dataset.serviceWorker;
@@ -18,11 +33,11 @@ export async function keepForOffline(served) {
     const registered = await navigator.serviceWorker.register(new URL(script, root));
     // A redeploy's sw.js is looked for now, not only when the browser's own check after a navigation comes round
     // (which can be long after the page is served): its cache then replaces the old build's at once.
-    if (registered.active) registered.update().catch(() => {}); // offline, or the server unreachable: next time
-    const registration = await navigator.serviceWorker.ready;
+    if (registered.active) await registered.update().catch(() => {}); // offline, or unreachable: next time
+    const worker = await newestWorker(await navigator.serviceWorker.ready);
     const channel = new MessageChannel();
     const answer = new Promise((resolve) => { channel.port1.onmessage = (event) => resolve(event.data.kept); });
-    registration.active.postMessage({ type: "keep", url: window.location.href }, [channel.port2]);
+    worker.postMessage({ type: "keep", url: window.location.href }, [channel.port2]);
     return await answer;
   } catch (error) {
     console.warn(`inferlab: offline reading unavailable (${error?.message ?? error})`);
