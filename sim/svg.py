@@ -15,6 +15,8 @@ SVG_NAMESPACE = "http://www.w3.org/2000/svg"
 
 def number(x: float) -> str:
     """A coordinate with at most two decimals and no trailing zeros: 12, 12.5, 12.34."""
+    if type(x) is int:  # most attributes (heights, offsets, widths of text boxes): nothing to round
+        return str(x)
     text = f"{x:.2f}".rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
 
@@ -23,11 +25,12 @@ def attributes(attrs: dict) -> str:
     """ name="value" pairs, numbers formatted by number(), values escaped; None values left out."""
     parts = []
     for name, value in attrs.items():
-        if value is None:
-            continue
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        kind = type(value)  # type(), not isinstance: a bool is not a number here, and this runs on every move
+        if kind is str:
+            parts.append(f' {name}="{_escape(value)}"')
+        elif kind is float or kind is int:
             parts.append(f' {name}="{number(value)}"')  # digits, a dot and a minus: nothing to escape
-        else:
+        elif value is not None:
             parts.append(f' {name}="{_escape(str(value))}"')
     return "".join(parts)
 
