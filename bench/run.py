@@ -15,9 +15,10 @@ belong here, not in tests.
 - the page's own layout as the floor: the first lesson with every script taken out against it as built, each in a
   new profile: its first contentful paint and its longest first frame (the longest animation frame that starts
   before the load event), and their ratios.
-- interaction: a slider move -> readouts and plot updated (Plotly's afterplot, or plotly_animated where the move
-  only moves points), over N moves, split into Python's render, the rest of the worker round trip, and the
-  page's own work (DOM writes and Plotly).
+- interaction, once the page has settled: a slider move -> readouts and plot updated (Plotly's afterplot, or
+  plotly_animated where the move only moves points), over N moves, split into Python's render, the rest of the
+  worker round trip, and the page's own work (DOM writes and Plotly, up to the frame that draws the plot); then N
+  moves made at the start of a frame, as a drag makes them, counted in frames until the one that draws the view.
 - build: full site build, best and median of several runs.
 """
 
@@ -66,23 +67,33 @@ new MutationObserver(() => {
 }).observe(document, {subtree: true, attributes: true, attributeFilter: ['data-state']});
 """
 MOVE = """
-async (position) => {
+async ([position, aligned]) => {
   const slider = document.querySelector('#roofline-T-slider');
   const plot = document.querySelector('[data-figure="roofline"]');
-  // A move that only moves points is animated (no transition); any other is drawn whole.
+  // A move that only moves points is animated (no transition); any other is drawn whole. Both events come from
+  // the animation frame that draws the view: document.timeline.currentTime is that frame's time.
   const done = new Promise(resolve => {
-    plot.once('plotly_afterplot', resolve);
-    plot.once('plotly_animated', resolve);
+    plot.once('plotly_afterplot', () => resolve(document.timeline.currentTime));
+    plot.once('plotly_animated', () => resolve(document.timeline.currentTime));
   });
+  // aligned: the input comes at the start of a frame, as a drag's does (Chromium sends pointer moves once a frame).
+  const frameAt = aligned ? await new Promise(resolve => requestAnimationFrame(resolve)) : null;
   const t0 = performance.now();
   slider.value = String(position);
   slider.dispatchEvent(new Event('input', {bubbles: true}));
-  await done;
+  const drawnAt = await done;
   const total = performance.now() - t0;
   const { roundTripMs, pythonMs } = window.inferlab.runtime.lastRender;
-  return [total, roundTripMs, pythonMs];
+  return [total, roundTripMs, pythonMs, aligned ? drawnAt - frameAt : null];
 }
 """
+# The time from one animation frame to the next, in the page (ms): the median of a few.
+FRAME_INTERVAL = """async () => {
+  const times = [];
+  for (let i = 0; i < 21; i++) times.push(await new Promise(resolve => requestAnimationFrame(resolve)));
+  const gaps = times.slice(1).map((t, i) => t - times[i]).sort((a, b) => a - b);
+  return gaps[gaps.length >> 1];
+}"""
 
 
 # Widgets that simulate a stream of requests on every move of their arrival-rate slider, timed from `input` until
@@ -264,20 +275,24 @@ def measure_load(profiles: Profiles, server: Server, without_wasm: Server, runs:
     return rounds
 
 
-def measure_moves(browser, server: Server, moves: int) -> list[list[float]]:
-    """`moves` moves of the roofline's T slider: each one's [total, worker round trip, Python's render] (ms)."""
+def measure_moves(browser, server: Server, moves: int) -> dict:
+    """`moves` moves of the roofline's T slider, each one's [total, worker round trip, Python's render] (ms), once
+    the page has settled (Python's snapshot saved, the offline copy made: a boot's after-work, not a move's cost);
+    then as many moves made at the start of a frame, each one's frames until the frame that draws it."""
     page = browser.new_page()
     page.goto(server.url(LESSON))
     page.wait_for_selector('#roofline[data-state="ready"]', timeout=90_000)
+    page.evaluate(SETTLED)
     page.locator("#roofline").scroll_into_view_if_needed()  # its figure is drawn when it nears the viewport
     page.wait_for_selector('#roofline .js-plotly-plot')
+    page.wait_for_selector('#roofline [data-figure]:not([data-drawing])')
     top = int(page.get_attribute("#roofline-T-slider", "max"))  # the slider's last stop
-    latencies = []
-    for i in range(moves):
-        position = top // 5 + (i * 37) % (top - top // 5)
-        latencies.append(page.evaluate(MOVE, position))
+    positions = [top // 5 + (i * 37) % (top - top // 5) for i in range(moves)]
+    split = [page.evaluate(MOVE, [position, False])[:3] for position in positions]
+    interval = page.evaluate(FRAME_INTERVAL)
+    frames = [round(page.evaluate(MOVE, [position, True])[3] / interval) for position in positions]
     page.close()
-    return latencies
+    return {"split": split, "frames": frames, "frame_interval_ms": interval}
 
 
 def measure_rate_moves(browser, server: Server, moves: int, which: tuple) -> list[float]:
@@ -339,7 +354,8 @@ def main() -> None:
             painted = measure_floor(profiles, server, floor, args.runs)
             slow_rounds = slow_visits(profiles, slow, args.runs)
             browser = p.chromium.launch(executable_path=executable(), args=ARGS)
-            split = measure_moves(browser, server, args.moves)  # [total, round trip, Python] per move
+            slider = measure_moves(browser, server, args.moves)
+            split = slider["split"]  # [total, round trip, Python] per move
             moves = [total for total, _, _ in split]
             timeline_moves = measure_rate_moves(browser, server, max(10, args.moves // 5), TIMELINE)
             slo_moves = measure_rate_moves(browser, server, max(10, args.moves // 5), SLO)
@@ -411,6 +427,10 @@ def main() -> None:
          f"{percentile([s[1] - s[2] for s in split], 50):.1f}", ""),
         ("  of which: the page's DOM writes and Plotly (p50, ms)",
          f"{percentile([s[0] - s[1] for s in split], 50):.1f}", ""),
+        (f"slider move at a frame's start, as a drag sends it: drawn in the next frame "
+         f"(a frame is {slider['frame_interval_ms']:.1f} ms)",
+         f"{sum(f <= 1 for f in slider['frames'])} of {len(slider['frames'])} moves; the slowest in "
+         f"{max(slider['frames'])}", ""),
         (f"batching-timeline rate move -> view ({len(timeline_moves)} moves, ms)",
          f"p50 {percentile(timeline_moves, 50):.1f}, p95 {percentile(timeline_moves, 95):.1f}", ""),
         (f"slo-serving rate move -> view ({len(slo_moves)} moves, ms)",
@@ -422,7 +442,8 @@ def main() -> None:
     results = ROOT / "bench" / "results"
     results.mkdir(exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%S")
-    record = {"build_s": build_s, "rounds": rounds, "moves_ms": split, "first_paint": painted, "slow_link": slow_rounds}
+    record = {"build_s": build_s, "rounds": rounds, "moves_ms": split, "move_frames": slider["frames"],
+              "first_paint": painted, "slow_link": slow_rounds}
     (results / f"{stamp}.json").write_text(json.dumps(record, indent=1))
 
 
