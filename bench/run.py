@@ -83,7 +83,7 @@ async ([position, aligned]) => {
   slider.dispatchEvent(new Event('input', {bubbles: true}));
   const drawnAt = await done;
   const total = performance.now() - t0;
-  const { roundTripMs, pythonMs } = window.inferlab.runtime.lastRender;
+  const { roundTripMs, pythonMs } = window.inferlab.runtime.lastRender ?? {};  // none in a build before the split
   return [total, roundTripMs, pythonMs, aligned ? drawnAt - frameAt : null];
 }
 """
@@ -366,6 +366,13 @@ def main() -> None:
     def each(values, digits=0):
         return " ".join(f"{v:.{digits}f}" for v in values)
 
+    def p50_of(parts):
+        """A part of the slider's split; a build without runtime.lastRender (one to compare) has none."""
+        try:
+            return f"{percentile(parts(), 50):.1f}"
+        except TypeError:
+            return "n/a"
+
     def median_of(values, digits=2):
         return f"median {statistics.median(values):.{digits}f} ({each(values, digits)})"
 
@@ -422,11 +429,10 @@ def main() -> None:
         ("time to 'failed', pyodide.asm.wasm missing (ms)", each([r["failed_ms"] for r in rounds]), "≤ 5000 ms"),
         (f"slider move -> view ({len(moves)} moves, ms)",
          f"p50 {percentile(moves, 50):.1f}, p95 {percentile(moves, 95):.1f}", "p50 ≤ 17, p95 ≤ 33"),
-        ("  of which: Python's render (p50, ms)", f"{percentile([s[2] for s in split], 50):.1f}", ""),
+        ("  of which: Python's render (p50, ms)", p50_of(lambda: [s[2] for s in split]), ""),
         ("  of which: to the worker and back, besides Python (p50, ms)",
-         f"{percentile([s[1] - s[2] for s in split], 50):.1f}", ""),
-        ("  of which: the page's DOM writes and Plotly (p50, ms)",
-         f"{percentile([s[0] - s[1] for s in split], 50):.1f}", ""),
+         p50_of(lambda: [s[1] - s[2] for s in split]), ""),
+        ("  of which: the page's DOM writes and Plotly (p50, ms)", p50_of(lambda: [s[0] - s[1] for s in split]), ""),
         (f"slider move at a frame's start, as a drag sends it: drawn in the next frame "
          f"(a frame is {slider['frame_interval_ms']:.1f} ms)",
          f"{sum(f <= 1 for f in slider['frames'])} of {len(slider['frames'])} moves; the slowest in "

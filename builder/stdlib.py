@@ -10,18 +10,20 @@ module level only (tests/sim/test_imports.py), so no state a widget is given lat
 trace did not see; every lesson's browser tests then run every widget, its scenarios and its controls on the
 cut zip.
 
-The cut holds those modules' sources with their comments taken out (Python 3.14's own tokenizer finds them, and
-each file is kept only if it parses to the same syntax tree as the original; lines stay where they were, so a
-traceback points where it did), and nothing else. Modules frozen into Pyodide's binary (importlib's bootstrap,
-os, codecs…) are imported from the binary, never from the zip, and are left out. The cut is checked as it was
-found: a second run on it imports every traced module, and a module missing or failing there fails the build
-with its name (StdlibError), not a student's page.
+The cut holds those modules' sources with their comments and docstrings taken out (builder/pysource.py, run by
+Pyodide's own Python, whose syntax is newer than the builder's: each file is kept only if it parses to the same
+syntax tree less its docstrings; lines stay where they were, so a traceback points where it did), and nothing
+else. Modules frozen into Pyodide's binary (importlib's bootstrap, os, codecs…) are imported from the binary, never
+from the zip, and are left out. The cut is checked as it was found: a second run on it imports every traced module
+and renders every state again, and a module missing or failing there fails the build with its name
+(StdlibError), not a student's page.
 
 Tracing takes about ten seconds, so the cut zip is kept in node_modules/.cache/inferlab/, named by a hash of
 everything that decides it: Pyodide's zip, the modules the simulator's import statements name (`imported_names`;
-with imports at module level only, nothing else in the simulator changes what it can import), the states rendered
-and the trace script. A build whose simulator names the same modules takes it from there. The listing of what
-the zip holds and why rides in its comment (`build.py check` prints it).
+with imports at module level only, nothing else in the simulator changes what it can import), the states rendered,
+the trace script and the stripper. A build whose simulator names the same modules takes it from there. The listing
+of what the zip holds and why is kept beside it (`stdlib-<key>.json`; `build.py check` prints it), not in the zip:
+the zip is sent to every student.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from sim import widgets
 from sim.languages import LANGUAGES
 
 TRACE_SCRIPT = Path(__file__).with_name("stdlib_trace.mjs")
+STRIPPER = Path(__file__).with_name("pysource.py")  # the trace runs it on every source it sends
 ZIP_EPOCH = (2020, 1, 1, 0, 0, 0)  # fixed timestamps: the same modules always give the same zip and name
 TRACE_TIMEOUT_S = 300
 
@@ -107,13 +110,14 @@ def cut_stdlib(node_modules: Path, sim_zip: bytes, cache_dir: Path | None = None
         raise StdlibError(f"{full_zip} is missing: run 'npm ci' (make serve and make test do)")
     plan = json.dumps({"states": trace_states(), "imports": [], "sources": True}, sort_keys=True).encode()
     key = hashlib.sha256()
-    for part in (full_zip.read_bytes(), imported_names(sim_zip), plan, TRACE_SCRIPT.read_bytes()):
+    for part in (full_zip.read_bytes(), imported_names(sim_zip), plan, TRACE_SCRIPT.read_bytes(),
+                 STRIPPER.read_bytes()):
         key.update(hashlib.sha256(part).digest())
     cache_dir = cache_dir or node_modules / ".cache" / "inferlab"
     cached = cache_dir / f"stdlib-{key.hexdigest()[:16]}.zip"
-    if cached.is_file():
-        with zipfile.ZipFile(cached) as zf:
-            listing = json.loads(zf.comment)
+    listed = cached.with_suffix(".json")
+    if cached.is_file():  # written after its listing: where the zip is, the listing is
+        listing = json.loads(listed.read_text(encoding="utf-8"))
         return Stdlib(tuple(Module(**m) for m in listing), cached.read_bytes())
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
@@ -122,15 +126,21 @@ def cut_stdlib(node_modules: Path, sim_zip: bytes, cache_dir: Path | None = None
         traced = _run_trace(node_modules, full_zip, scratch)
         stdlib = _cut(full_zip, traced)
         (scratch / "stdlib.zip").write_bytes(stdlib.data)
-        (scratch / "plan.json").write_text(json.dumps({"states": [], "imports": [m.name for m in stdlib.modules],
+        (scratch / "plan.json").write_text(json.dumps({"states": trace_states(),
+                                                         "imports": [m.name for m in stdlib.modules],
                                                          "sources": False}))
         _check(stdlib, _run_trace(node_modules, scratch / "stdlib.zip", scratch))
     cache_dir.mkdir(parents=True, exist_ok=True)
-    # A name of its own, then a rename: two builds tracing at once (the tests' workers) never share a half file.
-    with tempfile.NamedTemporaryFile(dir=cache_dir, suffix=".partial", delete=False) as partial:
-        partial.write(stdlib.data)
-    Path(partial.name).replace(cached)
+    _write_whole(listed, json.dumps([m.__dict__ for m in stdlib.modules], separators=(",", ":")).encode())
+    _write_whole(cached, stdlib.data)
     return stdlib
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """A name of its own, then a rename: two builds tracing at once (the tests' workers) never share a half file."""
+    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".partial", delete=False) as partial:
+        partial.write(data)
+    Path(partial.name).replace(path)
 
 
 def _run_trace(node_modules: Path, stdlib_zip: Path, scratch: Path) -> dict:
@@ -147,7 +157,7 @@ def _run_trace(node_modules: Path, stdlib_zip: Path, scratch: Path) -> dict:
 
 
 def _cut(full_zip: Path, traced: dict) -> Stdlib:
-    """The traced modules' files (comments out) in a deterministic zip; the listing rides in its comment."""
+    """The traced modules' files (as builder/pysource.py strips them) in a deterministic zip."""
     if traced["failures"]:
         raise StdlibError("the simulator failed in Pyodide while its imports were traced: "
                           + "; ".join(traced["failures"]))
@@ -159,7 +169,6 @@ def _cut(full_zip: Path, traced: dict) -> Stdlib:
             info = zipfile.ZipInfo(file, ZIP_EPOCH)
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, traced["sources"].get(file, source.read(file)), compresslevel=9)
-        zf.comment = json.dumps([m.__dict__ for m in modules], separators=(",", ":")).encode()
     return Stdlib(modules, buffer.getvalue())
 
 

@@ -5,13 +5,14 @@
 // {modules: {name: {file, by, during, frozen}}, sources: {file: text}, failures: [...]}: `file` is the module's
 // file inside the standard library zip, `by` the module whose import statement loaded it, `during` which step that
 // was, `frozen` whether it came from Pyodide's binary rather than the zip; `sources` holds each zip module's file
-// without its comments. builder/stdlib.py runs it; nothing else does.
+// as builder/pysource.py strips it. builder/stdlib.py runs it; nothing else does.
 //
 //   node stdlib_trace.mjs INDEX_DIR STDLIB_ZIP SIM_ZIP PLAN_JSON
 //
 // PLAN_JSON is {states: [[widget, state], ...], imports: [module, ...], sources: bool}. The trace renders the
-// states with Pyodide's own zip and asks for the sources; the check, with the cut zip, imports every module the
-// trace found instead (a render adds nothing then): a module the cut lacks fails here, not on a student's page.
+// states with Pyodide's own zip and asks for the sources; the check, with the cut zip, renders them again and imports
+// every module the trace found: a module the cut lacks, or one that needed what was stripped, fails here, not on a
+// student's page.
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 
@@ -72,7 +73,9 @@ function step(during, work) {
 const SIM_DIR = "/home/pyodide/inferlab";
 step("the worker's set-up", () => {
   pyodide.unpackArchive(new Uint8Array(readFileSync(simZip)), "zip", { extractDir: SIM_DIR });
-  pyodide.runPython(`import importlib; importlib.invalidate_caches()
+  pyodide.runPython(`for _path, _finder in list(sys.path_importer_cache.items()):
+    if _path.startswith(${JSON.stringify(SIM_DIR)}) and _finder is not None:
+        _finder.invalidate_caches()
 sys.path.insert(0, ${JSON.stringify(SIM_DIR)})
 import random
 random.seed()`);
@@ -87,19 +90,13 @@ if (widgets) {
 for (const name of imports) step(`import ${name}`, () => pyodide.pyimport(name));
 step("the memory snapshot", () => pyodide.makeMemorySnapshot());
 
-// Each module's file with its comments taken out, kept only where it parses to the same syntax tree: the
-// tokenizer of this very Python finds the comments, and the comparison proves nothing else changed.
+// Each module's file as builder/pysource.py strips it (comments and docstrings out, checked against the syntax
+// tree), run by this very Python, whose syntax the builder's CPython may not know.
+const stripper = pyodide.toPy({});
+pyodide.runPython(readFileSync(new URL("./pysource.py", import.meta.url), "utf8"), { globals: stripper });
+pyodide.globals.set("_strip", stripper.get("strip"));
 const found = JSON.parse(pyodide.runPython(`
-import ast, io, json, tokenize
-
-def _without_comments(text):
-    lines = io.StringIO(text).readlines()
-    cuts = {t.start[0] - 1: t.start[1] for t in tokenize.generate_tokens(io.StringIO(text).readline)
-            if t.type == tokenize.COMMENT}
-    for row, column in cuts.items():
-        lines[row] = lines[row][:column].rstrip() + ("\\n" if lines[row].endswith("\\n") else "")
-    stripped = "".join(lines)
-    return stripped if ast.dump(ast.parse(stripped)) == ast.dump(ast.parse(text)) else text
+import json
 
 _ROOT = "/lib/python%d%d.zip/" % sys.version_info[:2]
 _modules, _sources = {}, {}
@@ -111,7 +108,7 @@ for _name, _module in sorted(sys.modules.items()):
     _frozen = getattr(getattr(_module, "__spec__", None), "origin", None) == "frozen"
     _modules[_name] = {"file": _file[len(_ROOT):], "by": _by, "during": _during, "frozen": _frozen}
     if ${sources ? "not _frozen" : "False"}:
-        _sources[_file[len(_ROOT):]] = _without_comments(_module.__loader__.get_source(_name))
+        _sources[_file[len(_ROOT):]] = _strip(_module.__loader__.get_source(_name))
 json.dumps({"modules": _modules, "sources": _sources})
 `));
 process.stdout.write(JSON.stringify({ ...found, failures }));

@@ -6,9 +6,10 @@ string reaches it. Markup is returned as str; children are markup built by these
 
 from __future__ import annotations
 
-import html
 import math
 import re
+
+from sim.markup import escape
 
 SVG_NAMESPACE = "http://www.w3.org/2000/svg"
 
@@ -39,9 +40,9 @@ _SPECIAL = frozenset('&<>"\'')
 
 
 def _escape(value: str) -> str:
-    """html.escape with quotes, skipped for the common value that holds nothing to escape (this runs for every
+    """escape() with quotes, skipped for the common value that holds nothing to escape (this runs for every
     attribute of every diagram on every slider move)."""
-    return html.escape(value, quote=True) if not _SPECIAL.isdisjoint(value) else value
+    return escape(value, quote=True) if not _SPECIAL.isdisjoint(value) else value
 
 
 def element(name: str, attrs: dict, *children: str) -> str:
@@ -53,17 +54,17 @@ def element(name: str, attrs: dict, *children: str) -> str:
 
 def text(content: str, attrs: dict) -> str:
     """A <text> element whose content is escaped."""
-    return element("text", attrs, html.escape(content, quote=False))
+    return element("text", attrs, escape(content, quote=False))
 
 
 def text_node(name: str, content: str, attrs: dict | None = None) -> str:
     """An element holding only escaped text, e.g. a <title> tooltip."""
-    return element(name, attrs or {}, html.escape(content, quote=False))
+    return element(name, attrs or {}, escape(content, quote=False))
 
 
 def tspan(content: str, attrs: dict) -> str:
     """A <tspan> element whose content is escaped."""
-    return element("tspan", attrs, html.escape(content, quote=False))
+    return element("tspan", attrs, escape(content, quote=False))
 
 
 def wrap(text: str, width: float, measure) -> list[str]:

@@ -3,8 +3,11 @@
 // and py/ (a new build is a new sw.js, which the browser installs at once).
 //
 // - Pages, and files whose name does not carry their content's hash (the search index), are fetched from the
-//   network first and kept for when it is down: a new deploy is seen as soon as it is online. The search index
-//   and each language's offline page are precached with the rest (BUILD.files), so search works offline too.
+//   network first and kept for when it is down: a new deploy is seen as soon as it is online.
+// - What every page needs (BUILD.files: Pyodide, the simulator, the scripts, each language's offline page) is
+//   fetched at install, on a first visit. What a page asks for only when it is used (BUILD.later: the search index,
+//   plotly.js) is kept as it is fetched, and all of it once the student reads on (a second page kept) or searches
+//   (builder/offline.py says why): from then on search and every figure work offline too.
 // - A page it can neither fetch nor find kept is answered with the offline page of its language (BUILD.offline):
 //   it says the page is not saved and lists those that are (static/js/saved.js asks for them, "pages").
 // - Files whose name carries their hash (site-<hash>.css, the scripts in js-<hash>/, py/sim-<hash>.zip and
@@ -14,7 +17,7 @@
 //   copies the files whose hash is unchanged from the old one (a redeploy does not download Pyodide again) and
 //   fetches the rest; once it is active, the pages the old one kept are fetched again into it and the old
 //   caches are deleted.
-const BUILD = /* BUILD */ { version: "dev", files: {} };
+const BUILD = /* BUILD */ { version: "dev", files: {}, later: {} };
 
 const ROOT = new URL("./", self.location.href);
 // Caches are named by the site's folder as well as its build: two sites on one origin (two courses on one
@@ -55,29 +58,47 @@ async function previousCopies() {
   for (const name of await olderCaches()) {
     const cache = await caches.open(name);
     const manifest = await cache.match(new URL(MANIFEST_KEY, ROOT));
-    if (manifest) copies.push({ cache, files: (await manifest.json()).files ?? {} });
+    if (manifest) {
+      const { files = {}, later = {} } = await manifest.json();
+      copies.push({ cache, files: { ...files, ...later } });
+    }
   }
   return copies;
 }
 
-async function precache() {
-  const cache = await caches.open(CACHE);
-  const previous = await previousCopies();
-  await Promise.all(Object.entries(BUILD.files).map(async ([path, hash]) => {
+// Puts each of `entries` ({path: hash}) into `cache` where it is missing: from an older build's cache where its
+// hash is the same, else, if `download`, from the network.
+async function fill(cache, entries, previous, download) {
+  await Promise.all(Object.entries(entries).map(async ([path, hash]) => {
     const url = new URL(path, ROOT);
     if (await cache.match(url)) return;
     for (const old of previous) {
       const response = old.files[path] === hash && (await old.cache.match(url));
       if (response) return cache.put(url, response);
     }
+    if (!download) return;
     // Revalidated, not taken from the HTTP cache: an unhashed name may hold older bytes there.
     const response = await fetch(url, { cache: "no-cache" });
     if (!response.ok) throw new Error(`${path}: HTTP ${response.status}`);
     return cache.put(url, response);
   }));
+}
+
+async function precache() {
+  const cache = await caches.open(CACHE);
+  const previous = await previousCopies();
+  await fill(cache, BUILD.files, previous, true);
+  await fill(cache, BUILD.later ?? {}, previous, false); // what an older build had kept of them comes along
   await cache.put(new URL(MANIFEST_KEY, ROOT), new Response(JSON.stringify(BUILD), {
     headers: { "Content-Type": "application/json" },
   }));
+}
+
+// The files kept on use, all of them, once the student reads on or searches. A failure (offline, a redeploy
+// under way) is only a missed chance: the next page kept tries again.
+async function keepAll() {
+  const cache = await ownCache();
+  if (cache) await fill(cache, BUILD.later ?? {}, [], true).catch(() => {});
 }
 
 self.addEventListener("install", (event) => {
@@ -171,8 +192,9 @@ self.addEventListener("fetch", (event) => {
   event.respondWith(IMMUTABLE.test(path) ? cacheFirst(event) : networkFirst(event));
 });
 
-// "keep": the page asks for its own address to be kept (its first visit was not under this worker).
-async function keepPage(url) {
+// "keep": the page asks for its own address to be kept (its first visit was not under this worker). The second
+// page kept is a student reading on: the files kept on use come too (after the answer: the page waits for none).
+async function keepPage(url, event) {
   try {
     const cache = await ownCache();
     if (!cache) throw new Error("a newer build's service worker has taken over");
@@ -181,26 +203,39 @@ async function keepPage(url) {
       const response = await fetch(key);
       if (response.ok) await cache.put(key, response);
     }
+    if ((await pageRequests(cache)).length >= 2) event.waitUntil(keepAll());
     return { kept: true };
   } catch (error) {
     return { kept: false, message: String(error?.message ?? error) };
   }
 }
 
-// "available": whether a file of the site can be had, kept or fetched now (search.js asks before it imports the
-// search index's script: offline, a failed import would be an error in the console).
-async function available(url) {
+// "available": whether a file of the site can be had, kept or fetched now (the page asks before it loads a script
+// on use, the search index's or plotly.js: offline, a failed load would be an error in the console). A student
+// searching wants search offline too (`keepTheRest`): the whole index, and the rest kept on use, come after the
+// answer.
+async function available(url, keepTheRest, event) {
   const key = keyOf(url);
   if (sitePath(key) === null) return { available: false };
   const cache = await ownCache();
-  if (await cache?.match(key)) return { available: true };
-  try {
-    const response = await fetch(key, { cache: "no-cache" });
-    if (response.ok && cache) await cache.put(key, response.clone());
-    return { available: response.ok };
-  } catch {
-    return { available: false };
+  let found = Boolean(await cache?.match(key));
+  if (!found) {
+    try {
+      const response = await fetch(key, { cache: "no-cache" });
+      if (response.ok && cache) await cache.put(key, response.clone());
+      found = response.ok;
+    } catch {
+      found = false;
+    }
   }
+  if (found && keepTheRest) event.waitUntil(keepAll());
+  return { available: found };
+}
+
+// The requests of the pages kept in `cache`, the offline pages left out.
+async function pageRequests(cache) {
+  const offline = new Set((BUILD.offline ?? []).map(([, page]) => new URL(page, ROOT).href));
+  return (await cache.keys()).filter((request) => isPage(sitePath(new URL(request.url))) && !offline.has(request.url));
 }
 
 // "pages": the pages kept for offline reading, each with its heading (its first <h1>, else its <title>, as HTML)
@@ -208,11 +243,9 @@ async function available(url) {
 async function keptPages() {
   const cache = await ownCache();
   if (!cache) return { pages: [] };
-  const offline = new Set((BUILD.offline ?? []).map(([, page]) => new URL(page, ROOT).href));
   const pages = [];
-  for (const request of await cache.keys()) {
+  for (const request of await pageRequests(cache)) {
     const path = sitePath(new URL(request.url));
-    if (!isPage(path) || offline.has(request.url)) continue;
     const html = await (await cache.match(request)).text();
     const heading = html.match(/<h1\b[^>]*>([\s\S]*?)<\/h1>/) ?? html.match(/<title>([^<]*)<\/title>/);
     pages.push({ url: request.url, title: heading?.[1] ?? path,
@@ -221,12 +254,16 @@ async function keptPages() {
   return { pages };
 }
 
-const ANSWERS = { keep: (data) => keepPage(data.url), available: (data) => available(data.url), pages: keptPages };
+const ANSWERS = {
+  keep: (data, event) => keepPage(data.url, event),
+  available: (data, event) => available(data.url, data.keepTheRest === true, event),
+  pages: keptPages,
+};
 
 // A page asks, with a MessagePort for the answer.
 self.addEventListener("message", (event) => {
   const answer = ANSWERS[event.data?.type];
   if (!answer || !Object.hasOwn(ANSWERS, event.data.type)) return;
   const port = event.ports[0];
-  event.waitUntil(answer(event.data).then((reply) => port?.postMessage(reply)));
+  event.waitUntil(answer(event.data, event).then((reply) => port?.postMessage(reply)));
 });

@@ -9,7 +9,7 @@ follow the same rule.
 
 from __future__ import annotations
 
-import html
+from sim.markup import escape
 
 STACK_COLUMNS = 4
 STACK_CLASS = "table-stack"
@@ -23,11 +23,11 @@ def table_class(columns: int, base: str = "widget-table") -> str:
 def html_table(caption: str, columns: list[str], rows: list[tuple[str, list[tuple[str, str, str]]]]) -> str:
     """A widget table: `columns` are the headings (plain text); each row is (the <tr>'s attributes, its cells), and
     each cell is (tag, attributes, markup): the row's heading is a ("th", ' scope="row"', …), the others "td"."""
-    head = "".join(f'<th scope="col">{html.escape(c)}</th>' for c in columns)
+    head = "".join(f'<th scope="col">{escape(c)}</th>' for c in columns)
     body = "".join(
         f"<tr{attributes}>" + "".join(
-            f'<{tag}{cell_attributes} data-label="{html.escape(column, quote=True)}">{markup}</{tag}>'
+            f'<{tag}{cell_attributes} data-label="{escape(column, quote=True)}">{markup}</{tag}>'
             for column, (tag, cell_attributes, markup) in zip(columns, cells, strict=True)) + "</tr>"
         for attributes, cells in rows)
-    return (f'<table class="{table_class(len(columns))}"><caption>{html.escape(caption)}</caption>'
+    return (f'<table class="{table_class(len(columns))}"><caption>{escape(caption)}</caption>'
             f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import math
 from operator import attrgetter
 
@@ -12,6 +11,7 @@ from sim.kit import Range, Widget, alt, capacity, choices, output, palette, view
 from sim.kit.layout import Controls, Derivations, Figure, Flag, Readout, Readouts, Svg, Text
 from sim.kit.table import html_table
 from sim.kit.view import round_sig
+from sim.markup import escape
 
 MAX_PLOTTED_BATCH = 256
 
@@ -384,9 +384,9 @@ def _table(points, limit: int, critical: int, hw: presets.Hardware, m: presets.M
         fits = p.fits
         # The limit's label in a span: the kit's row-head colour would override a class on the <th>.
         if b == limit:
-            label = f'<span class="warn">{html.escape(t["limit_row"].format(batch=b))}</span>'
+            label = f'<span class="warn">{escape(t["limit_row"].format(batch=b))}</span>'
         else:
-            label = html.escape(t["critical_row"].format(batch=b)) if b == critical else str(b)
+            label = escape(t["critical_row"].format(batch=b)) if b == critical else str(b)
         classes = " ".join(c for c in ("" if fits else "muted", "current" if b == s["B"] else "") if c)
         row_class = f' class="{classes}"' if classes else ""
         verdict_class = "" if fits else ' class="warn"'
@@ -395,9 +395,9 @@ def _table(points, limit: int, critical: int, hw: presets.Hardware, m: presets.M
             ("td", ' class="number"', fmt_sig(p.total_tokens_per_s)),
             ("td", ' class="number"', fmt_sig(p.per_request_tokens_per_s)),
             ("td", ' class="number"', fmt_ms(p.step_s)),
-            ("td", verdict_class, html.escape(t["fits"] if fits else t["does_not_fit"])),
+            ("td", verdict_class, escape(t["fits"] if fits else t["does_not_fit"])),
             # A mixed bound on two lines, so that the narrow columns beside it are not squeezed into wrapping.
-            ("td", "", bound_words(p.step, {k: html.escape(v) for k, v in t.items()}, t["mixed_join"] + "<br>")),
+            ("td", "", bound_words(p.step, {k: escape(v) for k, v in t.items()}, t["mixed_join"] + "<br>")),
         ]))
     caption = t["table_caption"].format(gpu=hw.short_name, model=m.name, context=fmt_grouped(s["context"]))
     columns = [t[k] for k in ("table_batch", "table_total", "table_per_request", "table_step", "table_fits",

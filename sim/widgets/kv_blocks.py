@@ -19,7 +19,6 @@ Like every widget with a model and a GPU it carries the shared capacity flag (si
 
 from __future__ import annotations
 
-import html
 import math
 from dataclasses import dataclass
 
@@ -44,6 +43,7 @@ from sim.kit import (
     view,
 )
 from sim.kit.table import html_table
+from sim.markup import escape
 
 STATE_DTYPE = "fp32"
 WINDOW_SLOTS = 4 * kv_layout.MAX_TOKENS  # the map: four max-length reservations
@@ -788,7 +788,7 @@ def policy_table(fits: dict, m: presets.Model, hw: presets.Hardware, s: dict, t:
         current = ' class="current"' if policy == s["policy"] else ""
         number = ' class="number"'
         rows.append((f'{current} data-policy="{policy}"', [
-            ("th", ' scope="row"', html.escape(t["policy=" + policy])),
+            ("th", ' scope="row"', escape(t["policy=" + policy])),
             ("td", number, fmt_share(f.token_share)),
             ("td", number, fmt_share(f.reserved_share)),
             ("td", number, fmt_share(f.never_used_share)),

@@ -6,13 +6,13 @@ the student can change every one of them. The GPU price is likewise an assumptio
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 from types import MappingProxyType
 
 from sim import latency, svg
 from sim.display import fmt_grouped, fmt_sig
 from sim.kit import Controls, Output, Range, Readouts, Select, Svg, Text, Widget, output, palette, view
+from sim.markup import escape
 
 TEXT = {
     "zh": {
@@ -268,15 +268,15 @@ def _timeline_svg(r: latency.Request, t: dict, bar_width: float, margin: float, 
         # width and height: its drawn size where it is not scaled down (a phone scrolls it, text legible)
         f'<svg class="timeline" viewBox="{-margin} 0 {bar_width + 2 * margin} {height}" '
         f'width="{bar_width + 2 * margin}" height="{height}" '
-        f'role="img" aria-label="{html.escape(label)}" preserveAspectRatio="xMinYMin meet">'
+        f'role="img" aria-label="{escape(label)}" preserveAspectRatio="xMinYMin meet">'
         f'<rect class="ttft" x="0" y="{bar_y}" width="{ttft_w:.1f}" height="{BAR_HEIGHT}" fill="{COLOURS["ttft"]}" '
         f'stroke="{COLOURS["tick"]}"/>'
         f'<rect class="tpot" x="{ttft_w:.1f}" y="{bar_y}" width="{tpot_w:.1f}" height="{BAR_HEIGHT}" '
         f'fill="{COLOURS["tpot"]}" stroke="{COLOURS["tick"]}"/>{ticks}'
-        f'<text class="svg-label" x="0" y="{ttft_y}">{html.escape(t["ttft"])} {html.escape(ttft)}</text>'
+        f'<text class="svg-label" x="0" y="{ttft_y}">{escape(t["ttft"])} {escape(ttft)}</text>'
         f'<text class="svg-label" x="{bar_width}" y="{tpot_y}" text-anchor="end">'
-        f"{html.escape(tpot_label)}</text>"
+        f"{escape(tpot_label)}</text>"
         f'<text class="svg-muted" x="0" y="{axis_y}">0</text>'
-        f'<text class="svg-muted" x="{bar_width}" y="{axis_y}" text-anchor="end">{html.escape(e2e)}</text>'
+        f'<text class="svg-muted" x="{bar_width}" y="{axis_y}" text-anchor="end">{escape(e2e)}</text>'
         "</svg>"
     )

@@ -1,5 +1,6 @@
 """A lesson visited once opens again offline with working widgets; a rebuilt site is never served stale online."""
 
+import re
 import shutil
 
 import pytest
@@ -74,12 +75,54 @@ def test_a_visited_lesson_reopens_offline_with_working_widgets(own_page, server)
     own_page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
 
 
-def test_search_works_offline_after_one_visit(own_page, server):
-    """The search index is kept with the site's files: offline, a search never made online still finds its pages."""
+# Whether every file the service worker keeps on use (the search index, plotly.js) is in its cache.
+KEPT_ON_USE = """async () => {
+  const root = new URL(document.documentElement.dataset.root || './', document.baseURI);
+  const source = await (await fetch(new URL('sw.js', root))).text();
+  const later = Object.keys(JSON.parse(source.match(/const BUILD = (\\{.*?\\});\\n/)[1]).later);
+  const cache = await caches.open((await caches.keys())[0]);
+  const found = await Promise.all(later.map(path => cache.match(new URL(path, root))));
+  return {later: later.length, kept: later.filter((path, i) => found[i])};
+}"""
+
+
+def test_a_first_visit_leaves_the_search_index_for_later_and_says_when_a_figure_needs_a_connection(own_page, server):
+    """A first visit pays for what its page uses: the search index and plotly.js wait until they are used.
+    Offline, a figure plotly.js was never fetched for says so, with what it shows, and logs no error."""
     visit(own_page, server.url(LESSON))
+    kept = own_page.evaluate(KEPT_ON_USE)  # on the page itself: another page would be a student reading on
+    assert kept["later"] > 10 and not [path for path in kept["kept"] if path.startswith("pagefind/")], kept
+    own_page.evaluate("""async () => {  // as if no figure had come near the screen online
+      for (const name of await caches.keys()) {
+        const cache = await caches.open(name);
+        for (const request of await cache.keys()) if (request.url.includes("/plotly/")) await cache.delete(request);
+      }
+    }""")
     own_page.context.set_offline(True)
     own_page.goto(server.url(LESSON))
-    assert "/prefill-decode/" in result_urls(search(own_page, "屋顶线"))
+    own_page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
+    own_page.locator("#roofline").scroll_into_view_if_needed()
+    figure = own_page.locator('#roofline [data-figure="roofline"]')
+    expect(figure).to_have_attribute("data-unavailable", re.compile(UI["zh"]["script"]["widget"]["figure_offline"]
+                                                                   .split("{alt}")[0][:12]))
+    assert figure.get_attribute("aria-label") in figure.get_attribute("data-unavailable")
+
+
+@pytest.mark.parametrize("online", ["a-second-page", "a-search"])
+def test_search_and_figures_work_offline_once_the_student_reads_on_or_searches(own_page, server, online):
+    """Offline, a search never made online still finds its pages, and a figure never seen online is drawn."""
+    visit(own_page, server.url(LESSON))
+    if online == "a-second-page":
+        visit(own_page, server.url("inference-vs-training/"))
+    else:
+        assert "/prefill-decode/" in result_urls(search(own_page, "屋顶线"))
+    caches_become(own_page, f"async () => {{ const k = await ({KEPT_ON_USE})(); return k.kept.length === k.later; }}")
+    own_page.context.set_offline(True)
+    own_page.goto(server.url(LESSON))
+    assert "/inference-vs-training/" in result_urls(search(own_page, "训练"))
+    own_page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
+    own_page.locator("#roofline").scroll_into_view_if_needed()
+    expect(own_page.locator("#roofline .js-plotly-plot")).to_be_attached()
     own_page.goto(server.url("en/" + LESSON))  # not visited: the offline page, whose search box works too
     assert "/en/prefill-decode/" in result_urls(search(own_page, "roofline"))
 

@@ -22,14 +22,18 @@ def test_the_site_root_has_a_service_worker_listing_every_asset_with_its_hash(tm
     build.build(build.Paths(out=site))
     written = written_build(site)
     assert PLACEHOLDER not in (site / "sw.js").read_text(encoding="utf-8")
-    files = written["files"]
+    files, later = written["files"], written["later"]
     on_disk = {p.relative_to(site).as_posix() for folder in ("static", "vendor", "py", "pagefind")
                for p in (site / folder).rglob("*") if p.is_file()}
     # The search index is listed (so that search works offline), but not Pagefind's own UI, which no page loads.
     ui = {path for path in on_disk if re.fullmatch(r"pagefind/pagefind-(component-ui|modular-ui|ui|highlight)\.\w+", path)}
     assert ui and "pagefind/pagefind.js" in on_disk
     # Lessons and home pages are kept as visited, never listed; each language's offline page is, by its address.
-    assert set(files) == (on_disk - ui) | {"offline/", "en/offline/"}
+    assert set(files) | set(later) == (on_disk - ui) | {"offline/", "en/offline/"}
+    # A first visit fetches what every page needs; the search index and plotly.js wait until they are used.
+    assert not set(files) & set(later)
+    assert set(later) == {path for path in on_disk - ui if path.startswith(("pagefind/", "vendor/plotly/"))}
+    assert "vendor/plotly/plotly-basic.min.js" in later and "pagefind/pagefind.js" in later
     assert files["en/offline/"] == content_hash((site / "en" / "offline" / "index.html").read_bytes())
     assert written["offline"] == [["en/", "en/offline/"], ["", "offline/"]]
     scripts = next(site.glob("static/js-*")).relative_to(site).as_posix()

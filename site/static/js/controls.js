@@ -5,11 +5,7 @@
 // the value Python used, and the note beside the box says why; while the student is still typing, the box keeps
 // what they typed.
 
-import { TEXT } from "./text.js";
-
-function fill(template, values) {
-  return template.replace(/\{(\w+)\}/g, (_, key) => values[key]);
-}
+import { fill, TEXT } from "./text.js";
 
 // The position that shows `value`: the last stop not above it, as the builder places the thumb.
 function positionOf(stops, value) {

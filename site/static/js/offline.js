@@ -44,3 +44,26 @@ export async function keepForOffline(served) {
     return false;
   }
 }
+
+const WORKER_ANSWER_MS = 2000; // a service worker of an older build does not answer "available"
+
+// Thrown where a file the page needs on use cannot be had: offline, and not kept by the service worker.
+export class Unreachable extends Error {}
+
+// Whether the service worker between the page and the network has the file or can fetch it now (site/sw.js,
+// "available"): asked before a script is loaded on use (the search index, plotly.js), since offline a failed load
+// would be an error in the console, and the reader is better told why. Without a worker in between, the load
+// itself tells. `keepTheRest`: the student is searching, so the worker keeps everything it keeps on use.
+export function available(url, { keepTheRest = false } = {}) {
+  const worker = navigator.serviceWorker?.controller;
+  if (!worker) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    const timer = setTimeout(() => resolve(true), WORKER_ANSWER_MS);
+    channel.port1.onmessage = (event) => {
+      clearTimeout(timer);
+      resolve(event.data.available);
+    };
+    worker.postMessage({ type: "available", url, keepTheRest }, [channel.port2]);
+  });
+}

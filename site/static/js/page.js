@@ -4,7 +4,7 @@ import { answerRevealer } from "./answers.js";
 import { Runtime } from "./runtime.js";
 import { followScenarioLinks } from "./scenarios.js";
 import { keepPlaceOnSwitch } from "./language.js";
-import { keepForOffline } from "./offline.js";
+import { available, keepForOffline, Unreachable } from "./offline.js";
 import { LessonProgress, showHomeProgress } from "./progress.js";
 import { watchScrolling } from "./scroll.js";
 import { Formula } from "./terms.js";
@@ -29,14 +29,22 @@ function main() {
   let plotly = null;
   const revealAnswer = answerRevealer();
   const page = {
-    // plotly.js, loaded once, when the first figure is about to be seen.
+    // plotly.js, loaded once, when the first figure is about to be seen. Offline, it may not be kept yet (the
+    // service worker keeps it on use): the worker is asked first, and a load that fails is tried again next time.
     plotly() {
-      plotly ??= new Promise((resolve, reject) => {
-        const script = document.createElement("script");
-        script.src = new URL(document.documentElement.dataset.plotly, document.baseURI).href;
-        script.onload = () => resolve(window.Plotly);
-        script.onerror = () => reject(new Error(script.src));
-        document.head.append(script);
+      plotly ??= (async () => {
+        const src = new URL(document.documentElement.dataset.plotly, document.baseURI).href;
+        if (!(await available(src))) throw new Unreachable(src);
+        return new Promise((resolve, reject) => {
+          const script = document.createElement("script");
+          script.src = src;
+          script.onload = () => resolve(window.Plotly);
+          script.onerror = () => reject(new Error(src));
+          document.head.append(script);
+        });
+      })().catch((error) => {
+        plotly = null;
+        throw error;
       });
       return plotly;
     },

@@ -4,8 +4,9 @@
 // (data-root), so the search works wherever the site is served from (a project site lives under /<repo>/).
 // Every word shown comes from the search box's data-text-* attributes (site/i18n/<lang>.yml, `search`).
 
+import { available, Unreachable } from "./offline.js";
+
 const DEBOUNCE_MS = 150;
-const WORKER_ANSWER_MS = 2000; // a service worker of an older build does not answer "available"
 const SHOWN_RESULTS = 8;
 // Pagefind's extended indexer separates the words of a Chinese text with zero-width spaces; readers see none.
 const WORD_SEPARATORS = /\u200b/g;
@@ -14,30 +15,12 @@ function siteRoot() {
   return new URL(document.documentElement.dataset.root || "./", document.baseURI);
 }
 
-// Thrown where the index cannot be had: offline, and not kept by the service worker.
-class Unreachable extends Error {}
-
-// Whether the service worker between the page and the network has the file or can fetch it now (site/sw.js,
-// "available"). Offline, a failed import() would be an error in the console; asked first, the reader is told why.
-// Without a worker in between, the import itself tells.
-function available(url) {
-  const worker = navigator.serviceWorker?.controller;
-  if (!worker) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const channel = new MessageChannel();
-    const timer = setTimeout(() => resolve(true), WORKER_ANSWER_MS);
-    channel.port1.onmessage = (event) => {
-      clearTimeout(timer);
-      resolve(event.data.available);
-    };
-    worker.postMessage({ type: "available", url }, [channel.port2]);
-  });
-}
-
 async function loadPagefind() {
   const root = siteRoot();
   const script = new URL("pagefind/pagefind.js", root).href;
-  if (!(await available(script))) throw new Unreachable(script);
+  // A student searching wants search offline too: the service worker keeps the whole index (and the rest kept on
+  // use) once it has answered.
+  if (!(await available(script, { keepTheRest: true }))) throw new Unreachable(script);
   const pagefind = await import(script);
   // Result URLs are the indexed pages' paths from the site root: put the root the page is served from in front.
   await pagefind.options({ baseUrl: root.pathname });

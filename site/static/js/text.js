@@ -3,3 +3,8 @@
 const island = document.querySelector("script.page-text");
 
 export const TEXT = JSON.parse(island.textContent);
+
+// A catalog string with its {placeholders} filled in.
+export function fill(template, values) {
+  return template.replace(/\{(\w+)\}/g, (_, key) => values[key]);
+}

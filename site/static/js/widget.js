@@ -2,7 +2,8 @@
 // Only the newest state is ever computed: while a request is out, later moves replace each other.
 import { withColours } from "./colours.js";
 import { Controls } from "./controls.js";
-import { TEXT } from "./text.js";
+import { Unreachable } from "./offline.js";
+import { fill, TEXT } from "./text.js";
 import { readUrlState } from "./urlstate.js";
 
 const PLOT_CONFIG = { displayModeBar: false, responsive: true };
@@ -189,6 +190,13 @@ export class Widget {
         await this.page.plotly();
       } catch (error) {
         console.warn(`inferlab: plotly.js could not load: ${error.message}`);
+        // Offline, before plotly.js was kept: each figure says so, with what it would show.
+        if (error instanceof Unreachable) {
+          for (const [id, figure] of Object.entries(view.figures)) {
+            const element = this.section.querySelector(`[data-figure="${id}"]`);
+            if (element) element.dataset.unavailable = fill(TEXT.widget.figure_offline, { alt: figure.alt ?? "" });
+          }
+        }
         return;
       }
       if (view !== this.view) return; // a newer view arrived while plotly.js was loading
@@ -199,6 +207,7 @@ export class Widget {
       // Python's figure untouched.
       if (!element) continue;
       if (figure.alt && element.getAttribute("aria-label") !== figure.alt) element.setAttribute("aria-label", figure.alt);
+      delete element.dataset.unavailable;
       const plot = this.plots.get(id) ?? { drawn: null, next: null, busy: false };
       this.plots.set(id, plot);
       plot.next = { element, data: withColours(figure.data), layout: withColours(figure.layout), whole };

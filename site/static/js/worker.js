@@ -105,9 +105,20 @@ function compileRuntimeEarly() {
 // browser's crypto), as the snapshot holds the state of the boot that made it. str hashes keep that boot's seed:
 // every interned string and dict in the snapshot depends on it. Each browser's snapshot draws its own, and the
 // simulator never depends on it.
+//
+// The import system's finders for the simulator's folders forget what they listed there. (Not
+// importlib.invalidate_caches(): it does the same for every finder, and imports importlib.metadata and email to do
+// it, 15 KB more of the standard library for every student to download.)
+const FORGET_LISTINGS = `
+import sys
+for _path, _finder in list(sys.path_importer_cache.items()):
+    if _path.startswith(${JSON.stringify(SIM_DIR)}) and _finder is not None:
+        _finder.invalidate_caches()
+`;
+
 function unpackSimulator(archive) {
   pyodide.unpackArchive(archive, "zip", { extractDir: SIM_DIR });
-  pyodide.runPython("import importlib; importlib.invalidate_caches()");
+  pyodide.runPython(FORGET_LISTINGS);
 }
 
 function preparePython() {
