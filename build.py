@@ -117,7 +117,7 @@ def parse_lesson(source: SourceLesson, sources: Sources, templates: jinja2.Envir
     ctx = LessonContext(lang=source.lang, slug=source.slug, templates=templates, course=sources.course,
                         terms=sources.terms, ui=sources.ui[source.lang], names=names)
     ctx.render_markdown = lambda text, line: render_lesson_markdown(md, text, line, ctx, errors)
-    html = ctx.render_markdown(source.body, source.body_line)
+    html = render_lesson_markdown(md, source.body, source.body_line, ctx, errors, parts=True)
     problems = list(dict.fromkeys(Problem(source.path, e.line, e.message) for e in errors))  # nested bodies repeat
     for line, check in ctx.checks:
         if (message := check(ctx)) is not None:

@@ -138,9 +138,12 @@ def make_markdown() -> MarkdownIt:
 
 
 def render_lesson_markdown(md: MarkdownIt, text: str, first_line: int, ctx: LessonContext,
-                           problems: list[LessonError]) -> str:
-    """HTML for `text`, whose first line is `first_line` of the lesson file; problems are appended, not raised."""
+                           problems: list[LessonError], parts: bool = False) -> str:
+    """HTML for `text`, whose first line is `first_line` of the lesson file; problems are appended, not raised.
+    `parts` (a lesson's whole body): each <h2> section goes in a <section class="lesson-part">."""
     tokens = md.parse(text, {})
+    if parts:
+        tokens = _in_parts(tokens)
     for number, source_line in enumerate(text.splitlines()):  # block attributes, {…} on a line of their own
         if BLOCK_ATTRIBUTES.match(source_line):
             problems.extend(LessonError(first_line + number, m) for m in safety.attribute_syntax_problems(source_line))
@@ -155,6 +158,26 @@ def render_lesson_markdown(md: MarkdownIt, text: str, first_line: int, ctx: Less
         _close_upcoming_links(token.children or [])
         _join_cjk_lines(token.children or [])
     return md.renderer.render(tokens, md.options, {"ctx": ctx})
+
+
+PART = "lesson-part"
+
+
+def _in_parts(tokens: list[Token]) -> list[Token]:
+    """Each top-level <h2> and what follows it, up to the next one, wrapped in <section class="lesson-part">: the
+    browser lays out a part only once it nears the screen (content-visibility in site.css), so a long lesson's
+    first frame lays out its first screen, not the whole lesson."""
+    wrapped, open_part = [], False
+    for token in tokens:
+        if token.type == "heading_open" and token.tag == "h2" and token.level == 0:
+            if open_part:
+                wrapped.append(Token("lesson_part_close", "section", -1, block=True))
+            wrapped.append(Token("lesson_part_open", "section", 1, attrs={"class": PART}, block=True))
+            open_part = True
+        wrapped.append(token)
+    if open_part:
+        wrapped.append(Token("lesson_part_close", "section", -1, block=True))
+    return wrapped
 
 
 def _join_cjk_lines(children: list[Token]) -> None:

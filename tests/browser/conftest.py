@@ -405,3 +405,10 @@ def site_copy(built_site: Path, out: Path, *, without: str) -> Path:
     shutil.copytree(built_site, out, copy_function=os.link)
     (out / without).unlink()  # unlinks the copy's name only: the built site keeps its file
     return out
+
+
+def choose(radio) -> None:
+    """Pick a choice button as a student does: click its label, which draws it (the radio inside is hidden). A
+    click on the label waits until it is drawn; a forced click on the radio would not, and misses in a part of the
+    lesson the browser has not laid out yet."""
+    radio.locator("xpath=ancestor::label[1]").click()

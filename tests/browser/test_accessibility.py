@@ -50,8 +50,13 @@ def test_a_frame_wider_than_a_phone_becomes_a_named_region_a_keyboard_can_scroll
     # Set from the frames' first ResizeObserver report (the page script reads no layout as it starts).
     # On a 375 px phone every diagram, table and formula has a layout that fits; on a 320 px one the phase table
     # (three columns, which do not stack) is still wider than the screen.
+    # A lesson's parts are laid out near the screen only (.lesson-part): a keyboard user's first Tab lays out all.
     site_page.set_viewport_size(SMALL_PHONE)
     site_page.goto(server.url("inference-vs-training/"))
+    last_part = site_page.locator(".lesson-part").last
+    assert not last_part.evaluate("p => p.firstElementChild.checkVisibility({contentVisibilityAuto: true})")
+    site_page.keyboard.press("Tab")
+    expect(last_part.locator(":scope > *").first).to_be_visible()
     site_page.wait_for_function(f"() => ({FRAMES})().some(f => f.overflowing && f.focusable)")
     frames = site_page.evaluate(FRAMES)
     assert any(f["overflowing"] for f in frames) and any(not f["overflowing"] for f in frames)

@@ -4,7 +4,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import browser_view, cpython_view, open_ready, show_figures, wait_for_output
+from tests.browser.conftest import browser_view, choose, cpython_view, open_ready, show_figures, wait_for_output
 
 LESSON = "inference-vs-training/"
 pytestmark = pytest.mark.lesson(LESSON.strip("/"))
@@ -60,7 +60,7 @@ def test_preset_fills_params_and_editing_switches_to_custom(site_page, server):
 
 def test_weight_format_buttons_raise_the_intensity(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), ID)
-    widget.locator(f'input[name="{ID}-weight_dtype"][value="int4"]').check(force=True)
+    choose(widget.locator(f'input[name="{ID}-weight_dtype"][value="int4"]'))
     wait_for_output(widget, "intensity", 4)
     expected = cpython_view("decode-ceiling", {"weight_dtype": "int4"})
     wait_for_output(widget, "gap", expected["outputs"]["gap"]["value"])

@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 from sim import kv_layout, presets
 from tests.browser.conftest import (
     browser_view,
+    choose,
     eventually,
     lesson_view,
     open_ready,
@@ -29,7 +30,7 @@ def test_batching_timeline_switches_policy_rate_and_kv_memory_as_cpython_does(si
     timeline = widget.locator('[data-svg="timeline"]')
     assert timeline.locator('rect[data-kind="held"]').count() > 0  # finished members held until the batch ends
 
-    widget.locator('input[name="batching-timeline-policy"][value="continuous"]').check(force=True)
+    choose(widget.locator('input[name="batching-timeline-policy"][value="continuous"]'))
     continuous = lesson_view(site_page, "batching-timeline", policy="continuous")
     wait_for_output(widget, "ttft_p90_ms", continuous["outputs"]["ttft_p90_ms"]["value"])
     expect(widget.locator('output[name="tpot_p50_ms"]').first).to_have_text(
@@ -39,7 +40,7 @@ def test_batching_timeline_switches_policy_rate_and_kv_memory_as_cpython_does(si
     assert browser_view(site_page, "batching-timeline") == continuous
 
     # Past static batching's capacity: static says overloaded and shows no percentile.
-    widget.locator('input[name="batching-timeline-policy"][value="static"]').check(force=True)
+    choose(widget.locator('input[name="batching-timeline-policy"][value="static"]'))
     widget.locator('input[name="rate"]').fill("12")
     overloaded = lesson_view(site_page, "batching-timeline", rate=12)
     expect(widget.locator('[data-flag="overloaded"]')).to_be_visible()
@@ -48,8 +49,8 @@ def test_batching_timeline_switches_policy_rate_and_kv_memory_as_cpython_does(si
     site_page.wait_for_function("() => location.search.includes('batching-timeline.rate=12')")
 
     # Paged KV, Qwen3-32B on the chat-like trace at 4 req/s: Python answers as CPython does.
-    widget.locator('input[name="batching-timeline-policy"][value="continuous"]').check(force=True)
-    widget.locator('input[name="batching-timeline-trace"][value="chat"]').check(force=True)
+    choose(widget.locator('input[name="batching-timeline-policy"][value="continuous"]'))
+    choose(widget.locator('input[name="batching-timeline-trace"][value="chat"]'))
     widget.locator('select[name="model"]').select_option("qwen3-32b")
     widget.locator('input[name="max_batch"]').fill("256")
     widget.locator('input[name="rate"]').fill("4")
@@ -70,7 +71,7 @@ def test_kv_blocks_pages_the_kv_and_the_formula_follows(site_page, server):
     mapped = widget.locator('[data-svg="map"] .layout-wide')
     expect(mapped.locator('path[data-state="never-used"]')).to_have_count(1)
 
-    widget.locator('input[name="kv-blocks-policy"][value="paged"]').check(force=True)
+    choose(widget.locator('input[name="kv-blocks-policy"][value="paged"]'))
     paged = lesson_view(site_page, "kv-blocks", policy="paged")
     wait_for_output(widget, "max_requests", paged["outputs"]["max_requests"]["value"])
     assert paged["outputs"]["max_requests"]["value"] > at_max["outputs"]["max_requests"]["value"]
@@ -98,7 +99,7 @@ def test_kv_blocks_pages_the_kv_and_the_formula_follows(site_page, server):
 def test_a_shared_prefix_is_stored_once_under_paging(site_page, server):
     # The sharing section's scenario, set on the simulator as the lesson says: paged, Qwen3-32B, a 341-token prompt.
     widget = open_ready(site_page, server.url(LESSON), "kv-blocks")
-    widget.locator('input[name="kv-blocks-policy"][value="paged"]').check(force=True)
+    choose(widget.locator('input[name="kv-blocks-policy"][value="paged"]'))
     widget.locator('select[name="model"]').select_option("qwen3-32b")
     alone = lesson_view(site_page, "kv-blocks", policy="paged", model="qwen3-32b")
     wait_for_output(widget, "max_requests", alone["outputs"]["max_requests"]["value"])
@@ -117,7 +118,7 @@ def test_a_shared_prefix_is_stored_once_under_paging(site_page, server):
     expect(widget.locator('[data-svg="map"] .layout-wide path[data-state="shared"]')).to_have_count(1)
     assert browser_view(site_page, "kv-blocks") == shared
     # Contiguous reservations cannot share: the note says so, and nothing is saved.
-    widget.locator('input[name="kv-blocks-policy"][value="contiguous-oracle"]').check(force=True)
+    choose(widget.locator('input[name="kv-blocks-policy"][value="contiguous-oracle"]'))
     wait_for_output(widget, "shared_saving_bytes", 0)
     expect(widget.locator('[data-flag="sharing_unused"]')).to_be_visible()
 
@@ -127,7 +128,7 @@ def test_paging_draws_request_ones_block_table_and_copy_on_write(site_page, serv
     table, cow = widget.locator('[data-flag="block_table"]'), widget.locator('[data-flag="copy_on_write"]')
     expect(table).to_be_hidden()  # contiguous reservations have no block table
     expect(cow).to_be_hidden()
-    widget.locator('input[name="kv-blocks-policy"][value="paged"]').check(force=True)
+    choose(widget.locator('input[name="kv-blocks-policy"][value="paged"]'))
     paged = lesson_view(site_page, "kv-blocks", policy="paged")
     wait_for_output(widget, "max_requests", paged["outputs"]["max_requests"]["value"])
     expect(table).to_be_visible()

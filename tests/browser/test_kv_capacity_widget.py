@@ -4,7 +4,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import browser_view, cpython_view, open_ready, wait_for_output
+from tests.browser.conftest import browser_view, choose, cpython_view, open_ready, wait_for_output
 
 LESSON = "inference-vs-training/"
 pytestmark = pytest.mark.lesson(LESSON.strip("/"))
@@ -63,7 +63,7 @@ def test_batch_past_capacity_raises_the_overflow_flag(site_page, server):
 
 def test_fp8_kv_halves_the_cache(site_page, server):
     widget = open_ready(site_page, server.url(LESSON), ID)
-    widget.locator(f'input[name="{ID}-kv_dtype"][value="fp8"]').check(force=True)
+    choose(widget.locator(f'input[name="{ID}-kv_dtype"][value="fp8"]'))
     wait_for_output(widget, "kv_per_token", 262144)
     assert browser_view(site_page, ID) == lesson_view({"kv_dtype": "fp8"})
 

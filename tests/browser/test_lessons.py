@@ -30,7 +30,7 @@ from sim import widgets
 from sim.kit import Number, Range, Select
 from sim.languages import DEFAULT
 from sim.widgets import predict
-from tests.browser.conftest import cpython_view, island, open_all_ready, show_figures
+from tests.browser.conftest import choose, cpython_view, island, open_all_ready, show_figures
 
 COURSE = build.load_sources(build.Paths())[0].course
 LESSONS = [lesson for lang in COURSE.languages() for lesson in COURSE.lessons(lang)]
@@ -137,7 +137,7 @@ def move(section, control, value) -> None:
         at.locator("input").fill(str(value))
         at.locator("input").press("Enter")
     elif control.style == "buttons":
-        at.locator(f'input[type="radio"][value="{value}"]').check(force=True)
+        choose(at.locator(f'input[type="radio"][value="{value}"]'))
     else:
         at.locator("select").select_option(str(value))
 

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from sim.questions import QUESTIONS
-from tests.browser.conftest import browser_view, lesson_view, open_ready, wait_for_output
+from tests.browser.conftest import browser_view, choose, lesson_view, open_ready, wait_for_output
 
 LESSON = "pd-disaggregation/"
 pytestmark = pytest.mark.lesson(LESSON.strip("/"))
@@ -130,8 +130,8 @@ def test_slo_serving_answers_a_policy_a_rate_and_a_target_as_cpython_does(site_p
 
     start = check()
     # Prefill and decode apart over a 25 Gbit/s network: the KV transfer appears, and counts in TPOT.
-    widget.locator('[data-param="policy"] input[type="radio"][value="disaggregated"]').check(force=True)
-    widget.locator('[data-param="link"] input[type="radio"][value="25gbps"]').check(force=True)
+    choose(widget.locator('[data-param="policy"] input[type="radio"][value="disaggregated"]'))
+    choose(widget.locator('[data-param="link"] input[type="radio"][value="25gbps"]'))
     apart = check(policy="disaggregated", link="25gbps")
     assert start["outputs"]["kv_transfer_ms"]["value"] == 0 < apart["outputs"]["kv_transfer_ms"]["value"]
     assert apart["outputs"]["gpus"]["value"] == 2

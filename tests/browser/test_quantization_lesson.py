@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from sim.questions import QUESTIONS
 from tests.browser.conftest import (
     browser_view,
+    choose,
     figure_shows,
     grades_as_mistake,
     grades_right,
@@ -57,13 +58,13 @@ def test_the_tensor_answers_a_finer_granularity_and_awq_as_cpython_does(site_pag
     start = lesson_view(site_page, "tensor")
     readouts_show(widget, start, TENSOR_READOUTS)  # the lesson's setting, pre-rendered: INT4, one scale for the tensor
 
-    widget.locator('[data-param="granularity"] input[type="radio"][value="group"]').check(force=True)
+    choose(widget.locator('[data-param="granularity"] input[type="radio"][value="group"]'))
     grouped = lesson_view(site_page, "tensor", granularity="group", changed="granularity")
     readouts_show(widget, grouped, TENSOR_READOUTS)
     assert grouped["outputs"]["output_error"]["value"] < start["outputs"]["output_error"]["value"]
     assert browser_view(site_page, "tensor") == grouped
 
-    widget.locator('[data-param="scaling"] input[type="radio"][value="awq"]').check(force=True)
+    choose(widget.locator('[data-param="scaling"] input[type="radio"][value="awq"]'))
     awq = lesson_view(site_page, "tensor", granularity="group", scaling="awq", changed="scaling")
     readouts_show(widget, awq, TENSOR_READOUTS)
     assert awq["outputs"]["output_error"]["value"] < grouped["outputs"]["output_error"]["value"]
@@ -84,8 +85,8 @@ def test_the_step_answers_a_bigger_batch_and_an_unfused_kv_as_cpython_does(site_
     expect(widget.locator('[data-flag="past_ridge"]')).to_be_visible()
     assert browser_view(site_page, "quant") == bigger
 
-    widget.locator('[data-param="kv"] input[type="radio"][value="fp8"]').check(force=True)
-    widget.locator('[data-param="kv_dequant"] input[type="radio"][value="unfused"]').check(force=True)
+    choose(widget.locator('[data-param="kv"] input[type="radio"][value="fp8"]'))
+    choose(widget.locator('[data-param="kv_dequant"] input[type="radio"][value="unfused"]'))
     unfused = lesson_view(site_page, "quant", batch=512, kv="fp8", kv_dequant="unfused", changed="kv_dequant")
     readouts_show(widget, unfused, QUANT_READOUTS)
     expect(widget.locator('[data-flag="unfused"]')).to_be_visible()

@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import (
     browser_view,
+    choose,
     figure_shows,
     grades_as_mistake,
     grades_right,
@@ -51,7 +52,7 @@ def test_the_rule_answers_a_preset_and_more_draws_as_cpython_does(site_page, ser
     start = lesson_view(site_page, "rule")
     readouts_show(widget, start, RULE_READOUTS)  # the lesson's setting, pre-rendered: the overconfident draft
 
-    widget.locator('[data-param="preset"] input[type="radio"][value="flat"]').check(force=True)
+    choose(widget.locator('[data-param="preset"] input[type="radio"][value="flat"]'))
     flat = lesson_view(site_page, "rule", preset="flat", changed="preset")
     readouts_show(widget, flat, RULE_READOUTS)
     assert flat["outputs"]["alpha"]["value"] != start["outputs"]["alpha"]["value"]
@@ -79,7 +80,7 @@ def test_the_speed_up_answers_a_bigger_batch_and_another_draft_as_cpython_does(s
     expect(widget.locator('[data-flag="past_ridge"]')).to_be_visible()  # 128 x 5 tokens pass the H100's ridge
     assert browser_view(site_page, "spec") == bigger
 
-    widget.locator('[data-param="draft"] input[type="radio"][value="small"]').check(force=True)
+    choose(widget.locator('[data-param="draft"] input[type="radio"][value="small"]'))
     small = lesson_view(site_page, "spec", batch=128, draft="small", changed="draft")
     readouts_show(widget, small, SPEC_READOUTS)
     assert small["state"]["c"] != bigger["state"]["c"]  # the draft's c, filled in for this draft at this batch

@@ -6,16 +6,28 @@ import { followScenarioLinks } from "./scenarios.js";
 import { keepPlaceOnSwitch } from "./language.js";
 import { available, keepForOffline, Unreachable } from "./offline.js";
 import { LessonProgress, showHomeProgress } from "./progress.js";
-import { watchScrolling } from "./scroll.js";
+import { layOutAllForKeyboard, watchScrolling } from "./scroll.js";
 import { Formula } from "./terms.js";
 import { Widget } from "./widget.js";
 import { writeUrlState } from "./urlstate.js";
+
+const STARTS_UNSEEN_MS = 1000;
 
 function main() {
   const sections = [...document.querySelectorAll("[data-widget]")];
   const runtime = new Runtime();
   if (sections.length > 0) {
-    runtime.start();
+    // Python starts once the page has drawn its first frame (a task after a frame's rendering follows its paint;
+    // a page in a background tab draws none, and starts after STARTS_UNSEEN_MS). Started earlier, its downloads,
+    // the compile and Python's start share two cores with the page's first layout and slow it by a third and more,
+    // for nothing: Python is ready as soon either way (bench/, "first contentful paint").
+    let started = false;
+    const start = () => {
+      if (!started) runtime.start();
+      started = true;
+    };
+    requestAnimationFrame(() => setTimeout(start));
+    setTimeout(start, STARTS_UNSEEN_MS);
     runtime.useWidgets([...new Set(sections.map((section) => section.dataset.widget))]);
   }
   const views = {};
@@ -79,6 +91,7 @@ function main() {
   keepPlaceOnSwitch();
   followScenarioLinks(widgetsById);
   watchScrolling();
+  layOutAllForKeyboard();
   // The service worker waits until the page is served: its downloads must not compete with Python's boot.
   const served = sections.length === 0 ? Promise.resolve() : new Promise((resolve) => {
     runtime.onStatus((status) => { if (status !== "loading") resolve(); });

@@ -132,7 +132,9 @@ export class LessonProgress {
     const headings = links.map((link) => document.getElementById(decodeURIComponent(link.hash.slice(1))));
     const article = document.querySelector("article.lesson");
     if (links.length === 0 || headings.includes(null) || !article) return;
-    const last = [...article.children].filter((child) => !child.matches(".pager")).at(-1);
+    // The body's last block: the last one of its last part (builder/markdown.py wraps each <h2> section in one).
+    const tail = [...article.children].filter((child) => !child.matches(".pager")).at(-1);
+    const last = tail?.matches(".lesson-part") ? tail.lastElementChild : tail;
     const bounds = [...headings, last];
     const kept = new Set(load()?.read?.[this.slug] ?? []);
     links.forEach((link, i) => { if (kept.has(headings[i].id)) this.markRead(link); });

@@ -1,9 +1,32 @@
-// The page's handle on the Python worker (started by boot.js, shared or dedicated): boot, status, and render
-// requests as promises.
+// The page's handle on the Python worker (shared or dedicated): boot, status, and render requests as promises.
 
 // A boot that fails says so at once (the worker reports every start-up error); this only catches a download that
 // stalls without failing.
 const BOOT_TIMEOUT_MS = 90_000;
+
+// The Python worker for this page, {worker, port} (the port carries the messages; a dedicated worker is its own).
+// It is shared where the browser can share it (worker.js says why); extendedLifetime keeps it alive from one
+// lesson to the next where browsers have that option (others ignore it). Where a shared worker is refused (some
+// sandboxed or private contexts throw), the page gets a dedicated one. Its name tells it the sim zip and the
+// standard library cut for it.
+function openWorker() {
+  const html = document.documentElement;
+  const root = new URL(html.dataset.root || "./", document.baseURI);
+  const name = JSON.stringify({ simZip: new URL(html.dataset.simZip, root).href,
+                                stdlibZip: new URL(html.dataset.stdlibZip, root).href });
+  const script = new URL("./worker.js", import.meta.url);
+  const options = { type: "module", name };
+  if (typeof SharedWorker === "function") {
+    try {
+      const worker = new SharedWorker(script, { ...options, extendedLifetime: true });
+      return { worker, port: worker.port };
+    } catch {
+      // a dedicated worker below
+    }
+  }
+  const worker = new Worker(script, options);
+  return { worker, port: worker };
+}
 
 export class Runtime {
   constructor() {
@@ -39,20 +62,12 @@ export class Runtime {
   start() {
     this.stop();
     this.setStatus("loading", "python");
-    // The first worker was started by static/js/boot.js while the page was still being parsed; a retry
-    // starts a new one through the same function.
-    const boot = window.inferlabBoot;
-    let started = boot?.first;
-    const early = started ? boot.early : [];
-    if (boot) boot.first = null;
-    if (!started) {
-      try {
-        if (!boot) throw new Error("static/js/boot.js did not run");
-        started = boot.start();
-      } catch (error) {
-        this.setStatus("failed", String(error?.message ?? error));
-        return;
-      }
+    let started;
+    try {
+      started = openWorker();
+    } catch (error) {
+      this.setStatus("failed", String(error?.message ?? error));
+      return;
     }
     const { worker, port } = started;
     this.worker = worker;
@@ -78,12 +93,6 @@ export class Runtime {
       this.fail(event.message || "the Python worker could not start");
     };
     if (this.widgetNames) port.postMessage({ type: "widgets", names: this.widgetNames });
-    // Replay what the early worker said before this page script took it over.
-    for (const event of early) {
-      if (this.worker !== worker) break;
-      if (event.type === "error") worker.onerror(event);
-      else port.onmessage(event);
-    }
   }
 
   // The widget modules the page needs; Python imports them as soon as it is up.

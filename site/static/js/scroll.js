@@ -41,3 +41,16 @@ export function watchScrolling() {
     box.addEventListener("scroll", () => apply(measure(box)), { passive: true });
   }
 }
+
+// A lesson's parts are laid out only near the screen (site.css, .lesson-part), and a frame in a part not laid out
+// has no width to measure: it becomes a tab stop once its part is drawn. A keyboard user walks the whole page, so
+// their first Tab has every part laid out, and each frame that overflows is a tab stop in its place before they
+// reach it (the frames are measured in the next frame, far below the focus).
+export function layOutAllForKeyboard() {
+  const all = (event) => {
+    if (event.key !== "Tab") return;
+    document.documentElement.dataset.parts = "all";
+    document.removeEventListener("keydown", all);
+  };
+  document.addEventListener("keydown", all);
+}
