@@ -29,7 +29,7 @@ from pathlib import Path
 import jinja2
 
 from builder import contents, urls
-from builder.assets import bundle_stylesheets, pack_sim, script_files, static_files, vendor_files
+from builder.assets import bundle_stylesheets, module_graph, pack_sim, script_files, static_files, vendor_files
 from builder.catalogs import Catalog, check_catalogs, check_text_blocks, load_catalog
 from builder.context import LessonContext, LinkUse, WidgetUse
 from builder.course import Course, load_plan, make_course
@@ -245,7 +245,8 @@ def build_site(paths: Paths) -> dict[str, bytes | Path]:
     sources, problems, blocking = load_sources(paths)
     css_path, css_bytes = bundle_stylesheets(paths.static)
     scripts, script_paths = script_files(paths.static)
-    templates = make_templates(paths.templates, stylesheet=css_path, scripts=scripts, dev=paths.dev)
+    templates = make_templates(paths.templates, stylesheet=css_path, scripts=scripts, dev=paths.dev,
+                               page_modules=module_graph(paths.static / "js", "page.js"))
     blocking += check_text_blocks(paths.sim)
     if not blocking:
         blocking += check_widgets(templates, sources.ui)

@@ -285,3 +285,17 @@ def test_inference_vs_training_asks_before_it_answers(tmp_path):
                         assert not question.grade(shown["value"], lang).correct, \
                             f"{lang}: {value['widget']} shows {name} = {shown['text']}, the answer to {question.key}"
                 question = None
+
+
+def test_a_page_preloads_every_module_its_script_imports(demo_site):
+    """Every module page.js reaches through its imports is preloaded, so none waits for the one importing it."""
+    scripts = next((demo_site / "static").glob("js-*"))
+    reached, waiting = set(), ["page.js"]
+    while waiting:
+        name = waiting.pop()
+        if name not in reached:
+            reached.add(name)
+            waiting += re.findall(r'^import\b[^;]*?from "\./([\w-]+\.js)"', (scripts / name).read_text(), re.M)
+    page = (demo_site / "demo" / "index.html").read_text(encoding="utf-8")
+    preloaded = set(re.findall(r'<link rel="modulepreload" href="[^"]*/([\w-]+\.js)">', page))
+    assert preloaded == reached and {"answers.js", "scenarios.js", "widget.js"} <= reached
