@@ -147,6 +147,11 @@ def groups(shape_name: str, vocab: int = 248_320) -> tuple[Group, ...]:
     return tuple(out)
 
 
+def bucket_count(shape: str = "flat", vocab: int = 248_320) -> int:
+    """How many buckets summarise the tail past the HEAD ranks."""
+    return len(groups(shape, vocab)) - HEAD
+
+
 def anchor_vocab() -> int:
     return presets.model(ANCHOR).vocab
 
@@ -382,11 +387,21 @@ def example() -> tuple[float, ...]:
     return tuple(p / 100 for p in EXAMPLE)
 
 
+def example_percent(separator: str = ", ") -> str:
+    """The example's probabilities as the lesson lists them: "35%, 25%, …"."""
+    return separator.join(f"{p}%" for p in EXAMPLE)
+
+
 def heat(probabilities, temperature: float) -> tuple[float, ...]:
     """Temperature on the logits of a distribution: p_i^(1/t), renormalised (the logits are ln p_i + constant)."""
     weights = [p ** (1 / temperature) for p in probabilities]
     total = math.fsum(weights)
     return tuple(w / total for w in weights)
+
+
+def power_sum(probabilities, power: float) -> float:
+    """sum p_i^power: what heat() divides by."""
+    return math.fsum(p ** power for p in probabilities)
 
 
 def nucleus_size(probabilities, p: float) -> int:
@@ -425,6 +440,11 @@ def right_to_left(values) -> float:
     for v in reversed(values):
         total = v + total
     return total
+
+
+def float_text(x: float) -> str:
+    """A float as Python prints it, every digit that tells it apart: 0.6000000000000001."""
+    return repr(x)
 
 
 BF16_MANTISSA_BITS = 7  # stored; with the implicit bit, 8 bits of precision
@@ -494,6 +514,10 @@ def leviathan_counts() -> tuple[int, int, int]:
     equal = sum(1 for a0, a1 in LEVIATHAN_TABLE_3.values() if a0 == a1)
     return higher, equal, len(LEVIATHAN_TABLE_3) - higher - equal
 
+
+# llama.cpp's defaults (ggml-org/llama.cpp, common/common.h, common_params_sampling): top_k 40, top_p 0.95, min_p 0.05,
+# temp 0.80, and a default chain of samplers that runs top-k, top-p and min-p before temperature.
+LLAMA_CPP_DEFAULTS = {"top_k": 40, "top_p": 0.95, "min_p": 0.05, "temperature": 0.8}
 
 # thinking-machines-lab/batch_invariant_ops, README ("Deterministic Inference in vLLM"): of 1,000 completions of 100
 # tokens at temperature 0, vLLM gave 18 different ones; with its batch-invariant kernels, 1.
