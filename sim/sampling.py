@@ -309,13 +309,16 @@ def _rescaled(kept, seen) -> tuple[Run, ...]:
     return _renormalised([Run(p[r.first], r.count, r.first) for r in kept])
 
 
-@functools.lru_cache(maxsize=256)
 def distribution(shape: str = "peaked", temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0,
                  min_p: float = 0.0, order: str = "temperature-first", vocab: int | None = None) -> Result:
-    """A shape's distribution over `vocab` tokens (the anchor's by default) after these settings (cached: the prose
-    and the widget ask for the same few)."""
-    v = anchor_vocab() if vocab is None else vocab
-    return apply(groups(shape, v), Settings(temperature, top_k, top_p, min_p, order))
+    """A shape's distribution over `vocab` tokens (the anchor's by default) after these settings."""
+    return _distribution(shape, temperature, top_k, top_p, min_p, order, anchor_vocab() if vocab is None else vocab)
+
+
+@functools.lru_cache(maxsize=256)
+def _distribution(shape, temperature, top_k, top_p, min_p, order, vocab) -> Result:
+    """Cached by the vocabulary itself, not by a preset's name: the prose and the widget ask for the same few."""
+    return apply(groups(shape, vocab), Settings(temperature, top_k, top_p, min_p, order))
 
 
 def entropy_bits(probabilities) -> float:
@@ -639,10 +642,16 @@ class Step:
         return self.time_s / (self.decode_s + self.time_s)
 
 
-@functools.lru_cache(maxsize=4096)
 def step(model: str, hardware: str, batch: int, method: str, mix: str = "all", context: int = 1_024) -> Step:
-    """A Step from preset keys (cached: the prose, the questions and the widget ask for the same ones)."""
-    return Step(presets.model(model), presets.hardware(hardware), batch, method, mix, context)
+    """A Step from preset keys."""
+    return _step(presets.model(model), presets.hardware(hardware), batch, method, mix, context)
+
+
+@functools.lru_cache(maxsize=4096)
+def _step(m: Model, hw: Hardware, batch: int, method: str, mix: str, context: int) -> Step:
+    """Cached by the frozen records, not their keys, so a changed preset is a new entry: the prose, the questions and
+    the widget ask for the same ones."""
+    return Step(m, hw, batch, method, mix, context)
 
 
 def share_from_batch(model: str, hardware: str, method: str, share: float, mix: str = "all",
