@@ -488,6 +488,12 @@ def holtzman(method: str, column: str) -> float | None:
         check_choice("column", column, columns))]
 
 
+def holtzman_text(method: str, column: str) -> str:
+    """A cell of Holtzman's Table 1 as the lesson prints it: two decimals, "—" where the table has none."""
+    value = holtzman(method, column)
+    return "—" if value is None else f"{value:.2f}"
+
+
 # Leviathan, Kalman, Matias, "Fast Inference from Transformers via Speculative Decoding", ICML 2023 (arXiv
 # 2211.17192), Table 3: measured acceptance α by target, draft and sampling, argmax (t = 0) and standard sampling
 # (t = 1), each pair (α at t = 0, α at t = 1).
