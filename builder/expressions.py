@@ -22,6 +22,7 @@ from sim import (
     presets,
     quantization,
     roofline,
+    sampling,
     scheduler,
     serving,
     slo,
@@ -67,6 +68,7 @@ def namespace() -> dict:
         "speculative": speculative,  # speculative-decoding: spec-sampling, spec-decode
         "quantization": quantization,  # quantization: quantize-tensor, quant-roofline
         "attention": attention,  # attention-variants: kv-heads, kv-capacity-curves
+        "sampling": sampling,  # sampling: sampling, sampling-cost
         "decode_run": serving.decode_run, "batch_point": batching.batch_point, "request": latency.request,
         # plain helpers
         "round": round, "min": min, "max": max, "abs": abs, "int": int, "math": math,

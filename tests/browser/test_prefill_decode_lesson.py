@@ -54,17 +54,18 @@ def test_every_term_in_the_formula_has_a_value(site_page, server):
         expect(value).not_to_contain_text("没有关联")
 
 
-def test_evolution_map_marks_this_lesson_and_upcoming_ones(site_page, server):
+def test_evolution_map_marks_this_lesson_and_links_the_others(site_page, server):
     site_page.goto(server.url(LESSON))
     generations = site_page.locator("ol.evolution > li")
     assert generations.count() == 11
     here = site_page.locator("ol.evolution > li.here")
     expect(here).to_have_count(1)
     expect(here).to_contain_text("你在这里")
-    upcoming = site_page.locator("ol.evolution > li.upcoming")
-    assert upcoming.count() >= 1  # sampling: still to come
-    assert upcoming.locator("a").count() == 0  # upcoming lessons are not (broken) links
-    expect(upcoming.first.locator(".badge")).to_have_text("即将推出")
+    # every lesson of the course is written: no generation is marked upcoming, and each one with a lesson other
+    # than this one links to it (the first, "feed the whole sequence back in", has none)
+    expect(site_page.locator("ol.evolution > li.upcoming")).to_have_count(0)
+    assert site_page.locator("ol.evolution a.generation-name").count() == 11 - 2  # this lesson and the first
+    expect(site_page.locator('ol.evolution a.generation-name[href="../sampling/"]')).to_have_count(1)
 
 
 def test_dig_deeper_and_questions_expand(site_page, server):
@@ -77,7 +78,7 @@ def test_dig_deeper_and_questions_expand(site_page, server):
     expect(first.locator("p").first).to_be_visible()
 
 
-def test_next_gap_links_to_written_lessons_and_marks_the_rest(site_page, server, built_site):
+def test_next_gap_links_to_written_lessons(site_page, server, built_site):
     site_page.goto(server.url(LESSON))
     links = site_page.locator("main a[href]")
     hrefs = [links.nth(i).get_attribute("href") for i in range(links.count())]
@@ -85,7 +86,8 @@ def test_next_gap_links_to_written_lessons_and_marks_the_rest(site_page, server,
         if href.startswith("../") and not href.startswith("../static"):
             slug = href[3:].split("/")[0]
             assert (built_site / slug / "index.html").exists(), href
-    assert site_page.locator(".upcoming-link").count() >= 1
+    assert site_page.locator(".upcoming-link").count() == 0  # every lesson of the course is written
+    assert "../sampling/" in hrefs  # the next gap's lesson
 
 
 def test_misconceptions_are_refuted_with_computed_numbers(site_page, server):

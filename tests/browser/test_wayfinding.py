@@ -96,10 +96,9 @@ def test_a_wrapped_contents_entry_has_its_number_beside_its_first_line(site_page
     assert all(line["display"] == "block" for line in lines)
 
 
-# The written lessons in the course plan's order (lessons/course.yml): sampling, between kv-cache-serving and
-# speculative-decoding, is still to come, so the links step over it.
-WRITTEN = ("prefill-decode", "inference-vs-training", "kv-cache-serving", "speculative-decoding", "quantization",
-           "pd-disaggregation", "attention-variants")
+# The written lessons in the course plan's order (lessons/course.yml): every one of them.
+WRITTEN = ("prefill-decode", "inference-vs-training", "kv-cache-serving", "sampling", "speculative-decoding",
+           "quantization", "pd-disaggregation", "attention-variants")
 
 
 def test_previous_and_next_lesson_links_follow_the_course(site_page, server):

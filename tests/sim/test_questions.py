@@ -1,4 +1,5 @@
 import dataclasses
+import math
 import re
 from collections import Counter
 
@@ -124,6 +125,10 @@ def _int4_speedup(batch):
 LLAMA_ROWS = 16 * 8193 * LLAMA_KV
 FP8_KV_FUSED = (2 * LLAMA_PARAMS + LLAMA_ROWS) / (2 * LLAMA_PARAMS + LLAMA_ROWS / 2)  # about 1.72x
 
+EXAMPLE_P = (0.35, 0.25, 0.15, 0.10, 0.06, 0.04, 0.03, 0.02)
+SQUARES = sum(p**2 for p in EXAMPLE_P)  # 0.224
+ROOTS = sum(math.sqrt(p) for p in EXAMPLE_P)
+
 EXPECTED = {
     "ceiling-7b-a100": 2.039e12 / 13_214_154_752,
     "h100-vs-a100-decode": 3.35 / 2.039,
@@ -162,6 +167,13 @@ EXPECTED = {
     "mla-bytes-deepseek-v3": (512 + 64) * 61 * 2 / 1000,  # 70.3 KB
     "hybrid-fit-anchor-32k": 30e9 // (32768 * ANCHOR_KV + ANCHOR_STATE),  # 13
     "break-even-anchor": ANCHOR_STATE / ANCHOR_KV,  # 2,304 tokens
+    # sampling: the anchor's 248,320 tokens; the eight probabilities 35, 25, 15, 10, 6, 4, 3, 2 %; top-p by a full sort
+    # moves 8 + 12 + 64 + 4 = 88 bytes per logit, at batch 256 over 3.35 TB/s.
+    "entropy-uniform-anchor": math.log2(248_320),  # 17.92 bits
+    "temperature-half-example": 0.35**2 / SQUARES * 100,  # 54.69%
+    "top-p-09-example": 5,  # 0.35 + 0.25 + 0.15 + 0.10 = 0.85 < 0.9 <= 0.85 + 0.06
+    "min-p-02-example": 4,  # >= 0.2 x 0.35 = 0.07
+    "top-p-sort-b256-h100": 256 * 248_320 * 88 / 3.35e12 * 1e3,  # 1.67 ms
 }
 
 # Every question's common mistakes, with their values by hand.
@@ -205,6 +217,13 @@ MISTAKES = {
     "mla-bytes-deepseek-v3": {"elements_as_bytes": 576 * 61 / 1000, "mha_same_heads": 2 * 128 * 128 * 61 * 2 / 1000},
     "hybrid-fit-anchor-32k": {"no_kv": 30e9 // ANCHOR_STATE, "all_attention": 30e9 // (32768 * 4 * ANCHOR_KV)},
     "break-even-anchor": {"bf16_state": ANCHOR_STATE / 2 / ANCHOR_KV},
+    "entropy-uniform-anchor": {"nats": math.log(248_320), "log10": math.log10(248_320)},
+    "temperature-half-example": {"on_probabilities": 35.0, "no_renormalise": 0.35**2 * 100,
+                                 "multiplied": math.sqrt(0.35) / ROOTS * 100},  # 23.2%: t = 2 instead of 0.5
+    "top-p-09-example": {"below_p": 4},
+    "min-p-02-example": {"absolute": 2},  # 0.35 and 0.25 are >= 0.2
+    "top-p-sort-b256-h100": {"one_read": 256 * 248_320 * 4 / 3.35e12 * 1e3,  # 0.076 ms
+                             "one_row": 248_320 * 88 / 3.35e12 * 1e3},
 }
 
 ALL_MISTAKES = [(key, i) for key, q in QUESTIONS.items() for i in range(len(q.mistakes))]
@@ -334,6 +353,20 @@ def test_words_are_only_derivations_and_mistakes():
     ("exact-output-mat", 90, "follows_draft"),
     ("speedup-batch128-a100", 0.93, None),
     ("speedup-batch128-a100", 2.64, "always_helps"),
+    ("entropy-uniform-anchor", 17.9, None),
+    ("entropy-uniform-anchor", 12.4, "nats"),
+    ("entropy-uniform-anchor", 5.4, "log10"),
+    ("temperature-half-example", 55, None),
+    ("temperature-half-example", 35, "on_probabilities"),
+    ("temperature-half-example", 12.25, "no_renormalise"),
+    ("temperature-half-example", 23, "multiplied"),
+    ("top-p-09-example", 5, None),
+    ("top-p-09-example", 4, "below_p"),
+    ("min-p-02-example", 4, None),
+    ("min-p-02-example", 2, "absolute"),
+    ("top-p-sort-b256-h100", 1.67, None),
+    ("top-p-sort-b256-h100", 0.076, "one_read"),
+    ("top-p-sort-b256-h100", 0.0065, "one_row"),
 ])
 def test_grading_examples(key, guess, mistake):
     q = QUESTIONS[key]
