@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import (
     browser_view,
+    choose,
     figure_shows,
     grades_as_mistake,
     grades_right,
@@ -58,7 +59,7 @@ def test_the_truncation_answers_a_flat_distribution_top_k_and_a_hotter_temperatu
     start = lesson_view(site_page, "truncate")
     readouts_show(widget, start, TRUNCATE_READOUTS)  # the lesson's setting, pre-rendered: peaked, nothing cut
 
-    widget.locator('[data-param="distribution"] input[type="radio"][value="flat"]').check(force=True)
+    choose(widget.locator('[data-param="distribution"] input[type="radio"][value="flat"]'))
     flat = lesson_view(site_page, "truncate", distribution="flat", changed="distribution")
     readouts_show(widget, flat, TRUNCATE_READOUTS)
     assert browser_view(site_page, "truncate") == flat
@@ -89,7 +90,7 @@ def test_the_cost_answers_a_bigger_batch_and_one_requests_top_p_as_cpython_does(
     assert bigger["outputs"]["share"]["value"] > start["outputs"]["share"]["value"]
     assert browser_view(site_page, "sampling-cost") == bigger
 
-    widget.locator('[data-param="mix"] input[type="radio"][value="one-whole"]').check(force=True)
+    choose(widget.locator('[data-param="mix"] input[type="radio"][value="one-whole"]'))
     whole = lesson_view(site_page, "sampling-cost", batch=512, mix="one-whole", changed="mix")
     readouts_show(widget, whole, COST_READOUTS)
     expect(widget.locator('[data-flag="whole"]')).to_be_visible()
