@@ -28,6 +28,21 @@ async function loadPagefind() {
   return pagefind;
 }
 
+// Pagefind cuts a Chinese query into words as the browser does, which is not always as its index cut the pages
+// (Pagefind #1237): 显存 can be searched as 显 and 存, and then finds a page that holds both characters apart. Where
+// the query holds Chinese, every result is read and kept only if its text holds each Chinese word of the query.
+const CHINESE = /\p{Script=Han}/u;
+
+async function holding(results, query) {
+  if (!CHINESE.test(query)) {
+    return { total: results.length, data: await Promise.all(results.slice(0, SHOWN_RESULTS).map((r) => r.data())) };
+  }
+  const words = query.trim().split(/\s+/).filter((word) => CHINESE.test(word)); // Latin words match any case
+  const pages = (await Promise.all(results.map((result) => result.data())))
+    .filter((page) => words.every((word) => page.content.replace(WORD_SEPARATORS, "").includes(word)));
+  return { total: pages.length, data: pages.slice(0, SHOWN_RESULTS) };
+}
+
 // An excerpt as DOM nodes: Pagefind marks the matched words with <mark>; everything else is kept as text only.
 // DOMParser builds an inert document (nothing in it runs or loads); no markup of it reaches the page.
 function excerptNodes(excerpt) {
@@ -103,8 +118,7 @@ class Search {
       this.loaded = true;
       const search = await pagefind.search(query);
       if (number !== this.latest) return;
-      const data = await Promise.all(search.results.slice(0, SHOWN_RESULTS).map((result) => result.data()));
-      shown = { total: search.results.length, data };
+      shown = await holding(search.results, query);
     } catch (error) {
       if (number === this.latest) {
         this.list.replaceChildren();
