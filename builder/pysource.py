@@ -15,6 +15,7 @@ library supports; the simulator never reads a docstring (tests/builder/test_pyso
 from __future__ import annotations
 
 import ast
+import functools
 import io
 import tokenize
 
@@ -42,6 +43,7 @@ def _tidy(line: bytes) -> bytes:
     return line if line.strip() else (b"\n" if line.endswith(b"\n") else b"")
 
 
+@functools.cache  # pure; a rebuild (build.py serve, bench) strips only the files that changed
 def strip(text: str) -> str:
     """`text` without its comments and docstrings, on the same lines; `text` itself if that would change its code."""
     try:
