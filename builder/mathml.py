@@ -52,4 +52,22 @@ def _convert(latex: str, display: bool, line: int) -> str:
     literal = LITERAL_COMMAND.search(out)
     if literal:
         raise LessonError(line, f"LaTeX command {literal.group(1)} is not supported (in {latex!r})")
-    return out
+    return _without_outer_row(out)
+
+
+OUTER_ROW = re.compile(r"^(<math[^>]*>)<mrow>(.*)</mrow></math>$", re.S)
+ROW_TAG = re.compile(r"<(/?)mrow\b[^>]*>")
+
+
+def _without_outer_row(mathml: str) -> str:
+    """latex2mathml wraps a whole formula in one <mrow>, an element that draws nothing: <math> lays its children
+    out as a row already. It goes, where it does wrap the whole (its </mrow> is the one the end closes)."""
+    match = OUTER_ROW.match(mathml)
+    if not match:
+        return mathml
+    depth = 0
+    for tag in ROW_TAG.finditer(match.group(2)):
+        depth += -1 if tag.group(1) else 1
+        if depth < 0:
+            return mathml  # the first <mrow> closed before the end: it wraps only a part
+    return match.group(1) + match.group(2) + "</math>"

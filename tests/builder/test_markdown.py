@@ -13,7 +13,7 @@ from builder.course import Course
 from builder.expressions import namespace
 from builder.lessons import SourceLesson
 from builder.markdown import make_markdown, render_lesson_markdown
-from builder.mathml import split_lines
+from builder.mathml import split_lines, to_mathml
 from builder.terms import Term
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -136,3 +136,14 @@ def test_relative_and_script_links_are_refused(href):
 ])
 def test_a_display_formula_breaks_into_lines_only_at_its_top_level(latex, lines):
     assert split_lines(latex) == lines
+
+
+def test_a_formula_has_no_row_around_the_whole_of_it():
+    """latex2mathml's <mrow> around a whole formula draws nothing (<math> is a row): it goes, the inner rows stay."""
+    inline = to_mathml(r"I = \mathrm{FLOPs}/\mathrm{bytes}", False, 1)
+    assert inline.startswith('<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline"><mi>I</mi>')
+    assert inline.count("<mrow>") == inline.count("</mrow>") == 2  # FLOPs and bytes, each one word
+    grouped = to_mathml("{a}+{b}", False, 1)
+    assert grouped.endswith("<mrow><mi>b</mi></mrow></math>") and grouped.count("<mrow>") == 2
+    lines = to_mathml(r"a \\ b", True, 1)
+    assert lines.count('<mrow class="math-line">') == 2 and "<mrow>" not in lines

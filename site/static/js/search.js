@@ -29,8 +29,9 @@ async function loadPagefind() {
 }
 
 // Pagefind cuts a Chinese query into words as the browser does, which is not always as its index cut the pages
-// (Pagefind #1237): 显存 can be searched as 显 and 存, and then finds a page that holds both characters apart. Where
-// the query holds Chinese, every result is read and kept only if its text holds each Chinese word of the query.
+// (Pagefind #1237): a two-character word can be searched as its two characters, and then finds a page that holds
+// them apart. Where the query holds Chinese, every result is read and kept only if its text holds each Chinese
+// word of the query.
 const CHINESE = /\p{Script=Han}/u;
 
 async function holding(results, query) {
