@@ -75,6 +75,16 @@ def test_a_visited_lesson_reopens_offline_with_working_widgets(own_page, server)
     own_page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
 
 
+def forget_kept(page, part: str) -> None:
+    """Take out of the service worker's caches every file whose address holds `part`."""
+    page.evaluate("""async (part) => {
+      for (const name of await caches.keys()) {
+        const cache = await caches.open(name);
+        for (const request of await cache.keys()) if (request.url.includes(part)) await cache.delete(request);
+      }
+    }""", part)
+
+
 # Whether every file the service worker keeps on use (the search index, plotly.js) is in its cache.
 KEPT_ON_USE = """async () => {
   const root = new URL(document.documentElement.dataset.root || './', document.baseURI);
@@ -92,12 +102,7 @@ def test_a_first_visit_leaves_the_search_index_for_later_and_says_when_a_figure_
     visit(own_page, server.url(LESSON))
     kept = own_page.evaluate(KEPT_ON_USE)  # on the page itself: another page would be a student reading on
     assert kept["later"] > 10 and not [path for path in kept["kept"] if path.startswith("pagefind/")], kept
-    own_page.evaluate("""async () => {  // as if no figure had come near the screen online
-      for (const name of await caches.keys()) {
-        const cache = await caches.open(name);
-        for (const request of await cache.keys()) if (request.url.includes("/plotly/")) await cache.delete(request);
-      }
-    }""")
+    forget_kept(own_page, "/plotly/")  # as if no figure had come near the screen online
     own_page.context.set_offline(True)
     own_page.goto(server.url(LESSON))
     own_page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
@@ -129,12 +134,7 @@ def test_search_and_figures_work_offline_once_the_student_reads_on_or_searches(o
 
 def test_search_without_its_index_offline_says_it_needs_a_connection(own_page, server):
     visit(own_page, server.url(LESSON))
-    own_page.evaluate("""async () => {
-      for (const name of await caches.keys()) {
-        const cache = await caches.open(name);
-        for (const request of await cache.keys()) if (request.url.includes("/pagefind/")) await cache.delete(request);
-      }
-    }""")
+    forget_kept(own_page, "/pagefind/")
     own_page.context.set_offline(True)
     own_page.goto(server.url(LESSON))
     own_page.locator("#site-search-input").fill("屋顶线")
