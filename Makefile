@@ -6,23 +6,27 @@ VENV := .venv
 PY := $(VENV)/bin/python
 CHROMIUM ?= /usr/bin/chromium
 export CHROMIUM
+# tests/engines: Firefox and WebKit. SKIP_ENGINES=firefox,webkit (either or both) skips their tests, said in the
+# summary, and installs neither.
+SKIP_ENGINES ?=
+export SKIP_ENGINES
 
-.PHONY: serve test test-fast test-lesson build check bench chromium setup clean
+.PHONY: serve test test-fast test-lesson build check bench chromium engines setup clean
 
 serve: $(VENV)/.base node_modules/.installed
 	$(PY) build.py serve
 
-# pytest-xdist: the browser tests run in order on one worker, sharing one Python (tests/browser/conftest.py);
-# the other workers run the rest meanwhile.
-test: $(VENV)/.test node_modules/.installed chromium
+# pytest-xdist: each worker takes the next tests as it finishes, its browser tests sharing one Chromium and one
+# Python (tests/browser/conftest.py), and one Firefox and one WebKit (tests/engines/conftest.py).
+test: $(VENV)/.test node_modules/.installed chromium engines
 	$(PY) -m ruff check .
-	$(PY) -m pytest -n auto --dist loadgroup --durations=15
+	$(PY) -m pytest -n auto --dist load --durations=15
 
 # The inner loop: everything but the browser tests (under a minute), and the browser tests of one lesson
 # (make test-lesson LESSON=kv-cache-serving).
 test-fast: $(VENV)/.test node_modules/.installed
 	$(PY) -m ruff check .
-	$(PY) -m pytest -m "not browser" -q -n auto
+	$(PY) -m pytest -m "not browser and not engines" -q -n auto
 
 test-lesson: $(VENV)/.test node_modules/.installed chromium
 	@test -n "$(LESSON)" || { echo "name the lesson: make test-lesson LESSON=<slug from lessons/course.yml>"; exit 2; }
@@ -37,7 +41,7 @@ check: $(VENV)/.base node_modules/.installed
 bench: $(VENV)/.test node_modules/.installed chromium
 	$(PY) bench/run.py
 
-setup: $(VENV)/.test node_modules/.installed chromium
+setup: $(VENV)/.test node_modules/.installed chromium engines
 
 $(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +69,22 @@ chromium:
 	else \
 		echo "Browser tests need Chromium at $(CHROMIUM). Install it (sudo apt-get install chromium)"; \
 		echo "or point CHROMIUM at a Chromium binary, then run make test again."; \
+		exit 1; \
+	fi
+
+# Debian's Firefox ESR, and WebKitGTK's WebDriver with a virtual display to draw on (tests/engines/drivers.py).
+engines:
+	@missing=""; \
+	case ",$(SKIP_ENGINES)," in *,firefox,*) ;; *) [ -x /usr/bin/firefox-esr ] || missing="$$missing firefox-esr";; esac; \
+	case ",$(SKIP_ENGINES)," in *,webkit,*) ;; *) [ -x /usr/bin/WebKitWebDriver ] || missing="$$missing webkit2gtk-driver"; \
+		[ -x /usr/bin/Xvfb ] || missing="$$missing xvfb";; esac; \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "installing Debian's$$missing (tests/engines drive Firefox and WebKit)"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	else \
+		echo "Firefox's and WebKit's tests need$$missing. Install it (sudo apt-get install$$missing),"; \
+		echo "or skip those engines: make test SKIP_ENGINES=firefox,webkit"; \
 		exit 1; \
 	fi
 

@@ -1,7 +1,11 @@
 """Options for the whole suite: `--lesson SLUG` keeps only the browser tests of one lesson (those marked
-`@pytest.mark.lesson(SLUG)`: its own modules, the modules of its widgets, and its rows of test_lessons.py)."""
+`@pytest.mark.lesson(SLUG)`: its own modules, the modules of its widgets, and its rows of test_lessons.py).
+At the end of a run, the ready times tests/engines noted, per engine (here, as pytest-xdist's controller loads only
+this conftest)."""
 
 from __future__ import annotations
+
+import statistics
 
 import pytest
 
@@ -26,3 +30,18 @@ def pytest_collection_modifyitems(config, items):
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+def pytest_terminal_summary(terminalreporter):
+    times: dict[tuple[str, str], list[float]] = {}
+    for report in terminalreporter.stats.get("passed", []):
+        for key, value in getattr(report, "user_properties", []):
+            if key == "ready":
+                engine, which, seconds = value
+                times.setdefault((engine, which), []).append(seconds)
+    if not times:
+        return
+    terminalreporter.section("every widget ready, per engine (tests/engines)")
+    for (engine, which), seconds in sorted(times.items()):
+        terminalreporter.write_line(f"{engine:8} {which:30} median {statistics.median(seconds):5.2f} s  "
+                                    f"(max {max(seconds):.2f} s, {len(seconds)} pages)")

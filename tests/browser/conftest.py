@@ -1,6 +1,6 @@
 """Browser tests: the real built site, served over HTTP, driven in Debian's Chromium by Playwright.
 
-Python is booted once for the whole run, not once per test. The tests share one browser context
+Python is booted once per pytest-xdist worker, not once per test. The tests share one browser context
 (`shared_context`), where the site's shared worker keeps one Python up from test to test, as it does for a
 student going from page to page. Each test in turn gets its one tab (`site_page`) and navigates to the scenario
 it needs; what a test can leave behind (a stored theme, listeners, routes, viewport and media emulation on the tab,
@@ -58,9 +58,6 @@ def pytest_collection_modifyitems(config, items):
         if here not in Path(item.fspath).parents:
             continue
         item.add_marker(pytest.mark.browser)
-        # Under pytest-xdist (make test), every browser test runs on one worker, in order, sharing one Python;
-        # the other worker runs the rest meanwhile.
-        item.add_marker(pytest.mark.xdist_group("browser"))
         own = item.get_closest_marker("own_context") is not None
         asked = set(inspect.signature(item.function).parameters)
         takes_own = bool(OWN_CONTEXT_FIXTURES & set(item.fixturenames) or BROWSER_FIXTURES & asked)
