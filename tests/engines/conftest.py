@@ -62,10 +62,9 @@ def engines_server(watched_site):
     s.close()
 
 
-@pytest.fixture(scope="session")
-def tab(request):
-    """The engine named by the test's parameter, started once for the whole session, its viewport sized."""
-    name = request.param
+def start(name: str):
+    """The engine `name`, started, its viewport sized; its test skipped by SKIP_ENGINES, or failed with what to
+    install where it is missing."""
     if name in SKIPPED:
         pytest.skip(f"{name}: skipped by SKIP_ENGINES")
     engine, binary = ENGINES[name]
@@ -76,7 +75,24 @@ def tab(request):
     started = engine()
     try:
         started.set_viewport(*VIEWPORTS[name])
-        started.pages_opened = 0
-        yield started
-    finally:
+    except BaseException:
         started.close()
+        raise
+    started.pages_opened = 0
+    return started
+
+
+@pytest.fixture(scope="session")
+def tab(request):
+    """The engine named by the test's parameter, started once for the session and kept from test to test."""
+    started = start(request.param)
+    yield started
+    started.close()
+
+
+@pytest.fixture
+def new_firefox():
+    """A Firefox of the test's own, in a new profile."""
+    started = start("firefox")
+    yield started
+    started.close()
