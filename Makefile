@@ -16,11 +16,11 @@ export SKIP_ENGINES
 serve: $(VENV)/.base node_modules/.installed
 	$(PY) build.py serve
 
-# pytest-xdist: each worker takes the next tests as it finishes, its browser tests sharing one Chromium and one
+# pytest-xdist: each worker takes the next test as it finishes one, its browser tests sharing one Chromium and one
 # Python (tests/browser/conftest.py), and one Firefox and one WebKit (tests/engines/conftest.py).
 test: $(VENV)/.test node_modules/.installed chromium engines
 	$(PY) -m ruff check .
-	$(PY) -m pytest -n auto --dist load --durations=15
+	$(PY) -m pytest -n auto --dist loadgroup --durations=15
 
 # The inner loop: everything but the browser tests (under a minute), and the browser tests of one lesson
 # (make test-lesson LESSON=kv-cache-serving).

@@ -2,8 +2,7 @@
 
 Each engine is started once per pytest-xdist worker that runs its tests (drivers.py), and reads the course page
 after page in one tab, as a student does, so that one Python, in the site's shared worker, serves every page after
-the first. Firefox reads at a desktop's width;
-WebKit, the engine of every iPhone's browser, at a phone's (375 x 812).
+the first. Firefox reads at a desktop's width; WebKit, the engine of every iPhone's browser, at a phone's (375 x 812).
 
 The site is built for these tests and served with one file added: watch.js, loaded first by every page, keeps what
 the page reports (console and uncaught errors, failed loads, CSP violations) for the tests to read.
