@@ -3,8 +3,8 @@
 through `WebKitWebDriver` (classic WebDriver over HTTP) on a virtual display (Xvfb).
 
 Both classes offer the little the cross-engine tests need, with the same methods: `goto` (open a URL, wait for its
-load event), `run` (call a JavaScript function in the page, its awaited result back as JSON), `set_viewport`,
-`restart` (quit the browser and start it again) and `close`. What a page reports (console errors, uncaught errors,
+load event), `run` (call a JavaScript function in the page, its awaited result back as JSON), `set_viewport` and
+`close`; Firefox also `restart`s (quits and starts again on its profile, for the snapshot test). What a page reports (console errors, uncaught errors,
 requests) the tests read from the page itself (watch.js), so that both engines are checked the same way.
 """
 
@@ -189,7 +189,7 @@ class WebKit:
     name = "webkit"
 
     def __init__(self):
-        self.xvfb = self.driver = self.viewport = None
+        self.xvfb = self.driver = None
         try:
             self._start()
         except BaseException:
@@ -212,19 +212,12 @@ class WebKit:
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.base = f"http://127.0.0.1:{port}"
         _wait_until(lambda: self._http("GET", "/status"), "WebKitWebDriver", self.driver)
-        self.driver_url = self.base
-        self._new_session()
-
-    def _new_session(self) -> None:
-        self.base = self.driver_url
         session = self._http("POST", "/session", {"capabilities": {"alwaysMatch": {
             # Full-screen hides MiniBrowser's toolbar, which keeps a window 447 px wide at least: a phone's
             # viewport needs less (no window manager runs, so the window keeps the size it is given).
             "webkitgtk:browserOptions": {"binary": MINIBROWSER, "args": ["--automation", "--full-screen"]}}}})
         self.base += f"/session/{session['sessionId']}"
         self.version = session["capabilities"]["browserVersion"]
-        if self.viewport:
-            self.set_viewport(*self.viewport)
 
     def _http(self, method: str, path: str, body: dict | None = None):
         request = urllib.request.Request(self.base + path, method=method, headers={"Content-Type": "application/json"},
@@ -243,14 +236,8 @@ class WebKit:
         script = f"return ({CALL})({function}, arguments[0]);"
         return json.loads(self._http("POST", "/execute/sync", {"script": script, "args": [list(args)]}))
 
-    def restart(self) -> None:
-        """Quit the browser and start it again. (A WebDriver session's storage is its own: nothing is kept.)"""
-        self._http("DELETE", "")
-        self._new_session()
-
     def set_viewport(self, width: int, height: int) -> None:
-        """The window sized so that the page's viewport is width x height (the window adds its toolbar)."""
-        self.viewport = (width, height)
+        """The window sized so that the page's viewport is width x height (what the window adds, added)."""
         for _ in range(3):
             inner = self.run("() => [innerWidth, innerHeight]")
             if inner == [width, height]:

@@ -86,18 +86,24 @@ def until(tab, function: str, *args, timeout_s: float, what: str):
 
 
 # The page the tab was on is marked before a navigation: a driver may report the new page loaded while the old one is
-# still the tab's document (seen under load in both engines), whose widgets are ready.
+# still the tab's document (seen under load in both engines), its widgets ready.
 LEAVING = "() => { window.__leaving = true; }"
-ARRIVED_READY = f"() => window.__leaving === undefined && document.readyState === 'complete' && ({ALL_READY})()"
+ARRIVED = "() => window.__leaving === undefined && document.readyState === 'complete'"
+
+
+def open_page(tab, url: str) -> None:
+    """Open url, and wait until it is the tab's document, loaded."""
+    tab.run(LEAVING)
+    tab.goto(url)
+    until(tab, ARRIVED, timeout_s=READY_TIMEOUT_MS / 1000, what=f"{url} loaded")
 
 
 def open_all_ready(tab, url: str, record_property, which: str | None = None) -> None:
     """Open url, wait until every widget on it answers, and note how long that took (tests/conftest.py prints it):
     the engine's first page, a later one, or `which`."""
     started = time.monotonic()
-    tab.run(LEAVING)
-    tab.goto(url)
-    until(tab, ARRIVED_READY, timeout_s=READY_TIMEOUT_MS / 1000, what=f"every widget of {url} ready")
+    open_page(tab, url)
+    until(tab, ALL_READY, timeout_s=READY_TIMEOUT_MS / 1000, what=f"every widget of {url} ready")
     which = which or ("first page" if tab.pages_opened == 0 else "later page")
     record_property("ready", [tab.name, which, time.monotonic() - started])
     tab.pages_opened += 1
@@ -111,7 +117,7 @@ def assert_clean(tab) -> None:
 @engines()
 def test_what_a_page_reports_is_seen(tab, engines_server):
     """The watch works in this engine: an error logged, one thrown and a failed load are each noted."""
-    tab.goto(engines_server.url(""))  # the home page
+    open_page(tab, engines_server.url(""))  # the home page
     tab.run("""() => {
       console.error('logged on purpose');
       setTimeout(() => { throw new Error('thrown on purpose'); });
