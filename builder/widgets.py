@@ -60,7 +60,8 @@ def render_widget(templates: jinja2.Environment, ui: dict, name: str, widget_id:
         id=widget_id, name=name, t=t, ui=ui, state=state, view=view,
         controls=describe_controls(module.WIDGET.controls, state, t),
         layout=describe_layout(module.WIDGET, state, view, t),
-        island=json_island({"widget": name, "state": state, "view": view}),
+        island=json_island({"widget": name, "state": state, "view": view,
+                            **({"slow": True} if module.WIDGET.slow else {})}),
     ) + "\n"
 
 

@@ -223,6 +223,16 @@ def reservation_bytes(m: Model, r: Request, kv_policy: str, state_dtype: str = "
     return tokens * cache.kv_bytes_per_token(m) + cache.state_bytes_per_request(m, state_dtype)
 
 
+def _needs(reqs, m: Model, kv_policy: str, state_dtype: str) -> list[int]:
+    """reservation_bytes of every request, the per-token and per-request sizes looked up once."""
+    kv, state = cache.kv_bytes_per_token(m), cache.state_bytes_per_request(m, state_dtype)
+    if kv_policy == "paged":
+        return [_paged_blocks(r.prompt_tokens + r.output_tokens - 1) * BLOCK_SIZE * kv + state for r in reqs]
+    if kv_policy == "contiguous-max":
+        return [kv_layout.MAX_TOKENS * kv + state] * len(reqs)
+    return [kv_layout.reservation(kv_policy, r.prompt_tokens, r.output_tokens) * kv + state for r in reqs]
+
+
 def _paged_blocks(tokens: int) -> int:
     """Blocks that hold `tokens` KV rows."""
     return -(-tokens // BLOCK_SIZE)
@@ -543,9 +553,9 @@ def serve(m: Model, hw: Hardware, policy: str, trace: str = DEFAULT_TRACE, rate_
 
     if n is not None:
         return run(check_int("n", n, 1, traces.MAX_REQUESTS))
+    if rate_per_s > limit:  # overloaded: its percentiles grow with the trace, no steady state to wait for; its
+        return run(CAPACITY_REQUESTS)  # throughput is the capacity's, measured on the same requests as capacity()'s
     last = run(STEADY_START)
-    if last.overloaded:  # its percentiles grow with the trace: no steady state to wait for; its throughput is
-        return run(CAPACITY_REQUESTS)  # the capacity's, measured on the same requests as capacity() does
     while True:
         longer = run(2 * len(last.requests))
         change = max((abs(getattr(longer, name) / getattr(last, name) - 1) for name in PERCENTILES
@@ -605,8 +615,11 @@ def sustained(m: Model, hw: Hardware, policy: str, latency_per_token_s: float, t
     check_positive("latency_per_token_s", latency_per_token_s)
 
     runs = {}  # rate index -> its run, or None; serve's own cache is kept for the scenarios asked for directly
+    limit = capacity(m, hw, policy, trace, max_batch, seed, kv_policy, state_dtype)
 
     def meets(k: int) -> Schedule | None:
+        if RATE_GRID_PER_S[k] > limit:  # overloaded: no run needed to know it fails
+            return None
         if k not in runs:
             run = serve.__wrapped__(m, hw, policy, trace, RATE_GRID_PER_S[k], max_batch, None, seed, kv_policy,
                                     state_dtype)
@@ -672,7 +685,7 @@ def schedule(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_polic
     if any(b.arrival_s < a.arrival_s for a, b in zip(reqs, reqs[1:])):
         raise ValueError("requests must be in arrival order")
     cost = cost or step_cost(m, hw, state_dtype)
-    need = [reservation_bytes(m, r, kv_policy, state_dtype) for r in reqs]
+    need = _needs(reqs, m, kv_policy, state_dtype)
     paged = kv_policy == "paged"
     sim = _Simulation(reqs, cost, max_batch, need, free_bytes(m, hw), paged, cache.state_bytes_per_request(
         m, state_dtype), BLOCK_SIZE * cache.kv_bytes_per_token(m))
@@ -796,12 +809,13 @@ class _Simulation:
 
     def make_room(self) -> bool:
         """Paged: preempt the decoders admitted last until the next step's blocks fit; True if any was."""
+        if not self.paged:
+            return False
         preempted = False
-        while self.paged and self.origin and not self.fits_during(self.step):
+        while self.origin and not self.fits_during(self.step):
             self.preempt(next(reversed(self.origin)))
             preempted = True
-        if self.paged:
-            self.note_peak(self.step)
+        self.note_peak(self.step)
         return preempted
 
     def preempt(self, i: int) -> None:

@@ -252,38 +252,56 @@ def _served(reqs, m, hw, max_batch, cost, **how) -> tuple[scheduler.Served, ...]
     return scheduler.schedule(reqs, m, hw, "continuous", max_batch, kv_policy="paged", cost=cost, **how).requests
 
 
-@functools.lru_cache(maxsize=64)
 def serve(m: Model, hw: Hardware, policy: str, workload: str = DEFAULT_WORKLOAD,
           rate_per_s: float = DEFAULT_RATE_PER_S, token_budget: int = DEFAULT_TOKEN_BUDGET, prefill_gpus: int = 1,
           decode_gpus: int = 1, link: str = "nvlink", gpus: int = 1, n: int = REQUESTS,
           seed: int = DEFAULT_SEED) -> Run:
     """The workload at a Poisson rate (all GPUs together) served under `policy`, knowing its capacity; see the
     module docstring. `gpus` is the colocated policies' GPU count; prefill_gpus, decode_gpus and link are the
-    disaggregated one's."""
+    disaggregated one's. Cached by the setting the policy uses (_setting): a change of an argument the policy does
+    not use is the same run."""
     check_positive("rate_per_s", rate_per_s)
     n = check_int("n", n, 2, traces.MAX_REQUESTS)
-    setting = _setting(policy, token_budget, prefill_gpus, decode_gpus, link, gpus)
-    limit = capacity(m, hw, policy, workload, *setting[1:], seed)
-    return _simulate(m, hw, _trace(workload, rate_per_s, n, seed), setting, seed, rate_per_s, limit)
+    return _serve(m, hw, workload, rate_per_s, n, seed, _setting(policy, token_budget, prefill_gpus, decode_gpus,
+                                                                 link, gpus))
 
 
 @functools.lru_cache(maxsize=64)
+def _serve(m: Model, hw: Hardware, workload: str, rate_per_s: float, n: int, seed: int, setting: tuple) -> Run:
+    return _simulate(m, hw, _trace(workload, rate_per_s, n, seed), setting, seed, rate_per_s,
+                     _capacity(m, hw, workload, seed, setting))
+
+
 def capacity(m: Model, hw: Hardware, policy: str, workload: str = DEFAULT_WORKLOAD,
              token_budget: int = DEFAULT_TOKEN_BUDGET, prefill_gpus: int = 1, decode_gpus: int = 1,
              link: str = "nvlink", gpus: int = 1, seed: int = DEFAULT_SEED) -> float:
     """Requests per second the policy returns with a queue that never empties: REQUESTS requests of the workload
     all waiting at t = 0, counted as a run's returns are (scheduler.capacity's convention)."""
-    setting = _setting(policy, token_budget, prefill_gpus, decode_gpus, link, gpus)
+    return _capacity(m, hw, workload, seed, _setting(policy, token_budget, prefill_gpus, decode_gpus, link, gpus))
+
+
+@functools.lru_cache(maxsize=64)
+def _capacity(m: Model, hw: Hardware, workload: str, seed: int, setting: tuple) -> float:
     waiting = tuple(Request(i, 0.0, p, o) for i, (p, o) in enumerate(lengths(workload, REQUESTS, seed)))
     return _simulate(m, hw, waiting, setting, seed, 0.0, None).requests_per_s
 
 
 def _setting(policy, token_budget, prefill_gpus, decode_gpus, link, gpus) -> tuple:
-    """The arguments that shape the GPUs, checked."""
-    return (check_choice("policy", policy, POLICIES),
-            check_int("token_budget", token_budget, MAX_BATCH, scheduler.MAX_TOKEN_BUDGET),
-            check_int("prefill_gpus", prefill_gpus, 1, MAX_GPUS), check_int("decode_gpus", decode_gpus, 1, MAX_GPUS),
-            check_choice("link", link, LINKS), check_int("gpus", gpus, 1, MAX_GPUS))
+    """The arguments that shape the GPUs, checked, with those the policy does not use at their defaults: the token
+    budget under prefill-first, the prefill and decode GPUs and the link when colocated, `gpus` when disaggregated.
+    A run is cached by this tuple, so a control that does not apply costs nothing."""
+    policy = check_choice("policy", policy, POLICIES)
+    token_budget = check_int("token_budget", token_budget, MAX_BATCH, scheduler.MAX_TOKEN_BUDGET)
+    prefill_gpus, decode_gpus = check_int("prefill_gpus", prefill_gpus, 1, MAX_GPUS), check_int(
+        "decode_gpus", decode_gpus, 1, MAX_GPUS)
+    link, gpus = check_choice("link", link, LINKS), check_int("gpus", gpus, 1, MAX_GPUS)
+    if policy == "prefill-first":
+        token_budget = DEFAULT_TOKEN_BUDGET
+    if policy == "disaggregated":
+        gpus = 1
+    else:
+        prefill_gpus, decode_gpus, link = 1, 1, "nvlink"
+    return policy, token_budget, prefill_gpus, decode_gpus, link, gpus
 
 
 def _simulate(m, hw, reqs, setting: tuple, seed: int, rate_per_s: float, limit: float | None) -> Run:
@@ -339,25 +357,35 @@ class Goodput(NamedTuple):
         return self.rate_per_s / self.gpus
 
 
-@functools.lru_cache(maxsize=64)
 def goodput(m: Model, hw: Hardware, policy: str, workload: str = DEFAULT_WORKLOAD,
             ttft_slo_s: float = DEFAULT_TTFT_SLO_S, tpot_slo_s: float = DEFAULT_TPOT_SLO_S, goal: float = DEFAULT_GOAL,
             token_budget: int = DEFAULT_TOKEN_BUDGET, prefill_gpus: int = 1, decode_gpus: int = 1,
             link: str = "nvlink", gpus: int = 1, seed: int = DEFAULT_SEED) -> Goodput:
     """The highest rate of RATE_GRID_PER_S whose run keeps up and has at least `goal` of its requests within both
     targets. Attainment only falls as the load grows (a trace at a higher rate is the same trace, its arrivals
-    closer together), so the grid is bisected; the tests check the rates around the answer."""
+    closer together), so the grid is bisected; a rate above the capacity fails without a run. The tests check the
+    rates around the answer."""
     check_positive("ttft_slo_s", ttft_slo_s)
     check_positive("tpot_slo_s", tpot_slo_s)
     check_positive("goal", goal)
     if goal > 1:
         raise ValueError(f"goal must be a share of requests, at most 1, got {goal}")
+    return _goodput(m, hw, workload, ttft_slo_s, tpot_slo_s, goal, seed,
+                    _setting(policy, token_budget, prefill_gpus, decode_gpus, link, gpus))
+
+
+@functools.lru_cache(maxsize=64)
+def _goodput(m: Model, hw: Hardware, workload: str, ttft_slo_s: float, tpot_slo_s: float, goal: float, seed: int,
+             setting: tuple) -> Goodput:
+    limit = _capacity(m, hw, workload, seed, setting)
 
     def meets(k: int) -> Run | None:
-        run = serve(m, hw, policy, workload, RATE_GRID_PER_S[k], token_budget, prefill_gpus, decode_gpus, link, gpus,
-                    REQUESTS, seed)
+        if RATE_GRID_PER_S[k] > limit:  # the GPUs fall behind: no run needed to know it misses
+            return None
+        run = _serve(m, hw, workload, RATE_GRID_PER_S[k], REQUESTS, seed, setting)
         return run if run.keeps_up and run.attainment(ttft_slo_s, tpot_slo_s) >= goal else None
 
+    policy, _, prefill_gpus, decode_gpus, _, gpus = setting
     used = prefill_gpus + decode_gpus if policy == "disaggregated" else gpus
     k = scheduler.highest_meeting(len(RATE_GRID_PER_S), meets)
     return Goodput(0.0, used, None) if k is None else Goodput(RATE_GRID_PER_S[k], used, meets(k))

@@ -2,7 +2,8 @@
 
 A widget is one module in sim/widgets/, read top to bottom:
 - TEXT: its words, one block per language ({"zh": {...}, "en": {...}}), the same keys in each;
-- WIDGET = Widget(controls=(...), layout=(...)): its controls, and what its page shows (sim/kit/layout.py);
+- WIDGET = Widget(controls=(...), layout=(...)): its controls, and what its page shows (sim/kit/layout.py); slow=True
+  if a render may take more than a frame or two (it then has a worker of its own in the page);
 - render(state) -> view (sim/kit/view.py), which starts with WIDGET.coerce(state) and accepts any dict.
 
 The generic partial draws any widget from this declaration; a widget whose layout needs more has its own
@@ -32,6 +33,9 @@ class Widget:
 
     controls: tuple
     layout: tuple = ()
+    # Its renders may take long (a serving simulation, hundreds of ms): the page runs them in a Python worker of
+    # their own, so that no other widget waits for them (site/static/js/page.js).
+    slow: bool = False
 
     def coerce(self, state) -> dict:
         """A complete, valid state for any input (sim/kit/controls.py coerce_state)."""

@@ -246,6 +246,7 @@ WIDGET = Widget(
         Svg("timeline", label="timeline_label"),
         Text("note"),
     ),
+    slow=True,
 )
 
 # Percentile readouts: output name -> (Schedule property, what it is, which percentile, unit).

@@ -72,6 +72,7 @@ TEXT = {
         "meets": "这个到达率下，{share} 的请求两个目标都达到，不低于 {goal_share} 的目标。",
         "misses": "这个到达率下只有 {share} 的请求两个目标都达到，低于 {goal_share} 的目标。",
         "colocated_gpus": "同卡混跑只用 1 张 GPU：prefill / decode GPU 数和传输链路只对 P/D 分离起作用。",
+        "budget_unused": "prefill 优先不切 prompt：每步 token 预算只对分块 prefill 和 P/D 分离的 prefill 卡起作用。",
         "no_goodput": "最低的到达率 {lowest_rate} 个请求/秒下都达不到目标：goodput 为 0。",
         "note": "每张 GPU 都是连续批处理，KV 按 vLLM 的 16 token 一块分页，"
                 "每一步按逐算子屋顶线计时（算力和带宽按下面设的实际比例，都为 1 时是下界）；每步最多 "
@@ -152,6 +153,8 @@ TEXT = {
         "misses": "At this rate only {share} of the requests meet both targets, short of the goal of {goal_share}.",
         "colocated_gpus": "Colocated policies use one GPU: the prefill and decode GPU counts and the link apply to "
                           "the disaggregated policy only.",
+        "budget_unused": "Prefill first does not cut prompts into chunks: the token budget applies to chunked prefill "
+                         "and to the disaggregated policy's prefill GPUs only.",
         "no_goodput": "Even the lowest rate, {lowest_rate} req/s, misses the goal: the goodput is 0.",
         "note": "Every GPU runs continuous batching with KV paged in vLLM's blocks of 16 tokens, each step costed "
                 "by the per-operation roofline at the shares of peak compute and bandwidth set below (both 1: "
@@ -219,6 +222,7 @@ WIDGET = Widget(
         Flag("meets", tone="note"),
         Flag("misses"),
         Flag("colocated_gpus", tone="note"),
+        Flag("budget_unused", tone="note"),
         Flag("no_goodput"),
         Readouts(
             "ttft_p50_ms", "ttft_p90_ms", "tpot_p50_ms", "tpot_p90_ms", "throughput_tokens_per_s", "attainment",
@@ -227,6 +231,7 @@ WIDGET = Widget(
         Svg("bars", label="bars_label"),
         Text("note"),
     ),
+    slow=True,
 )
 
 # Percentile readouts: output name -> (Run property, what it is, which percentile).
@@ -317,7 +322,9 @@ def render(state) -> dict:
         "behind": not run.keeps_up,
         "meets": run.keeps_up and attainment >= goal,
         "misses": run.keeps_up and attainment < goal,
-        "colocated_gpus": s["policy"] != "disaggregated" and (s["prefill_gpus"], s["decode_gpus"]) != (1, 1),
+        "colocated_gpus": s["policy"] != "disaggregated" and (s["prefill_gpus"], s["decode_gpus"], s["link"]) != (
+            1, 1, "nvlink"),
+        "budget_unused": s["policy"] == "prefill-first" and int(s["token_budget"]) != slo.DEFAULT_TOKEN_BUDGET,
         "no_goodput": good.run is None,
     })
     bars = svg.responsive(_bars(run, ttft_slo, tpot_slo, s["lang"], WIDTH, LABEL),

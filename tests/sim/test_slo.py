@@ -109,17 +109,37 @@ def test_with_an_instant_link_separate_decode_gpus_are_no_slower_per_token_than_
     which a decode GPU cannot (at equal GPUs in all, 1 + 1 against 2 colocated, the decode GPU has twice the batch
     and is slower for short prompts: disaggregation does not raise throughput)."""
     monkeypatch.setattr(slo, "link_bytes_per_s", lambda hw, link: math.inf)
+    monkeypatch.setattr(slo, "_serve", slo._serve.__wrapped__)
+    monkeypatch.setattr(slo, "_capacity", slo._capacity.__wrapped__)
     for decode_gpus in (1, 2):
-        apart = slo.serve.__wrapped__(m, hw, "disaggregated", w, rate, prefill_gpus=2, decode_gpus=decode_gpus)
-        together = slo.serve.__wrapped__(m, hw, "prefill-first", w, rate, gpus=decode_gpus)
+        apart = slo.serve(m, hw, "disaggregated", w, rate, prefill_gpus=2, decode_gpus=decode_gpus)
+        together = slo.serve(m, hw, "prefill-first", w, rate, gpus=decode_gpus)
         if not (apart.keeps_up and together.keeps_up):
             continue
         assert apart.tpot_p50_s <= together.tpot_p50_s * 1.01
         assert apart.tpot_p90_s <= together.tpot_p90_s * 1.01
 
 
+def test_an_argument_the_policy_does_not_use_is_the_same_run_from_the_cache():
+    """The widget's controls that do not apply to its policy cost nothing: the run is the one already made."""
+    chunked = slo.serve(ANCHOR, H100, "chunked")
+    assert slo.serve(ANCHOR, H100, "chunked", prefill_gpus=3, decode_gpus=5, link="25gbps") is chunked
+    first = slo.serve(ANCHOR, H100, "prefill-first")
+    assert slo.serve(ANCHOR, H100, "prefill-first", token_budget=8_192, link="25gbps") is first
+    apart = slo.serve(ANCHOR, H100, "disaggregated", decode_gpus=2)
+    assert slo.serve(ANCHOR, H100, "disaggregated", decode_gpus=2, gpus=4) is apart
+    good = slo.goodput(ANCHOR, H100, "prefill-first")
+    assert slo.goodput(ANCHOR, H100, "prefill-first", token_budget=512, prefill_gpus=8) is good
+    # and one it does use is another run
+    assert slo.serve(ANCHOR, H100, "chunked", token_budget=512) is not chunked
+    assert slo.serve(ANCHOR, H100, "disaggregated", decode_gpus=2, link="25gbps") is not apart
+
+
 def test_runs_are_deterministic_and_the_lengths_follow_the_workload():
-    assert slo.serve.__wrapped__(ANCHOR, H100, "chunked") == slo.serve.__wrapped__(ANCHOR, H100, "chunked")
+    setting = slo._setting("chunked", slo.DEFAULT_TOKEN_BUDGET, 1, 1, "nvlink", 1)
+    once = slo._serve.__wrapped__(ANCHOR, H100, slo.DEFAULT_WORKLOAD, slo.DEFAULT_RATE_PER_S, slo.REQUESTS, 0, setting)
+    assert once == slo._serve.__wrapped__(ANCHOR, H100, slo.DEFAULT_WORKLOAD, slo.DEFAULT_RATE_PER_S, slo.REQUESTS, 0,
+                                          setting)
     for w, (p_lo, p_hi, o_lo, o_hi) in slo.BOUNDS.items():
         pairs = slo.lengths(w, 1000)
         assert all(p_lo <= p <= p_hi and o_lo <= o <= o_hi for p, o in pairs)

@@ -41,6 +41,7 @@ function main() {
   let plotly = null;
   const revealAnswer = answerRevealer();
   const page = {
+    slowRuntime: null, // the slow widgets' worker, if the page has any (below)
     // plotly.js, loaded once, when the first figure is about to be seen. Offline, it may not be kept yet (the
     // service worker keeps it on use): the worker is asked first, and a load that fails is tried again next time.
     plotly() {
@@ -84,6 +85,15 @@ function main() {
     widgets.push(widget);
     widgetsById.set(widget.id, widget);
   }
+  // Widgets whose renders may take long (sim/kit Widget.slow) get a second Python worker, so that no other widget
+  // of this page or another tab waits for them. It starts once the first has settled: it then restores from the
+  // snapshot that one saved, and its boot never competes with the page's first. Until it is ready, they use the first.
+  const slowNames = [...new Set(widgets.filter((widget) => widget.slow).map((widget) => widget.name))];
+  if (slowNames.length > 0) {
+    page.slowRuntime = new Runtime("slow");
+    page.slowRuntime.useWidgets(slowNames);
+    runtime.settled.then(() => page.slowRuntime.start());
+  }
   for (const figure of document.querySelectorAll("figure.formula")) formulas.push(new Formula(figure, widgetsById));
   progress?.restore(widgets);
   progress?.watchReading();
@@ -98,7 +108,7 @@ function main() {
   });
   const offline = keepForOffline(served);
   // For tests and the curious: the newest view each widget received from Python; whether this page is kept offline.
-  window.inferlab = { runtime, views, widgets, offline };
+  window.inferlab = { runtime, slowRuntime: page.slowRuntime ?? null, views, widgets, offline };
 }
 
 main();

@@ -8,12 +8,14 @@ const BOOT_TIMEOUT_MS = 90_000;
 // It is shared where the browser can share it (worker.js says why); extendedLifetime keeps it alive from one
 // lesson to the next where browsers have that option (others ignore it). Where a shared worker is refused (some
 // sandboxed or private contexts throw), the page gets a dedicated one. Its name tells it the sim zip and the
-// standard library cut for it.
-function openWorker() {
+// standard library cut for it, and its role: "main", or "slow" for the worker that runs only the slow widgets'
+// renders (page.js), a shared worker of its own.
+function openWorker(role) {
   const html = document.documentElement;
   const root = new URL(html.dataset.root || "./", document.baseURI);
   const name = JSON.stringify({ simZip: new URL(html.dataset.simZip, root).href,
-                                stdlibZip: new URL(html.dataset.stdlibZip, root).href });
+                                stdlibZip: new URL(html.dataset.stdlibZip, root).href,
+                                ...(role === "main" ? {} : { role }) });
   const script = new URL("./worker.js", import.meta.url);
   const options = { type: "module", name };
   if (typeof SharedWorker === "function") {
@@ -29,7 +31,8 @@ function openWorker() {
 }
 
 export class Runtime {
-  constructor() {
+  constructor(role = "main") {
+    this.role = role;
     this.widgetNames = null; // set by useWidgets() once the page is parsed
     this.listeners = new Set();
     this.status = "loading";
@@ -64,7 +67,7 @@ export class Runtime {
     this.setStatus("loading", "python");
     let started;
     try {
-      started = openWorker();
+      started = openWorker(this.role);
     } catch (error) {
       this.setStatus("failed", String(error?.message ?? error));
       return;

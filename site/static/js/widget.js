@@ -6,6 +6,8 @@ import { Unreachable } from "./offline.js";
 import { fill, TEXT } from "./text.js";
 import { readUrlState } from "./urlstate.js";
 
+// A render that takes longer than this is shown as under way: the readouts fade and the head says "computing…".
+const BUSY_MS = 100;
 const PLOT_CONFIG = { displayModeBar: false, responsive: true };
 // Points moved at once, without a transition and without redrawing what did not change.
 const MOVE_POINTS = { transition: { duration: 0 }, frame: { duration: 0, redraw: false }, mode: "immediate" };
@@ -43,6 +45,7 @@ export class Widget {
     this.id = section.id;
     const data = JSON.parse(section.querySelector("script.widget-data").textContent);
     this.name = data.widget;
+    this.slow = Boolean(data.slow); // its renders go to the page's slow worker once that is ready (page.js)
     this.view = data.view; // the newest view shown: pre-rendered until Python answers
     this.markup = new Map(Object.entries(data.view.svg)); // each diagram's markup now on the page
     this.plots = new Map(); // for each plot: {drawn: its drawing(), next: the draw waiting, busy}
@@ -106,8 +109,24 @@ export class Widget {
 
   set pending(on) {
     this.section.toggleAttribute("data-pending", on);
-    for (const output of this.section.querySelectorAll("output")) output.toggleAttribute("aria-busy", on);
+    this.markOutputs();
     if (on && this.runtime.status === "loading") this.statusText.textContent = this.text.pending;
+  }
+
+  // A render under way for more than BUSY_MS: the readouts are marked as not yet showing the newest settings.
+  get busy() {
+    return this.section.hasAttribute("data-busy");
+  }
+
+  set busy(on) {
+    if (on === this.busy) return;
+    this.section.toggleAttribute("data-busy", on);
+    this.markOutputs();
+  }
+
+  markOutputs() {
+    const on = this.pending || this.busy;
+    for (const output of this.section.querySelectorAll("output")) output.toggleAttribute("aria-busy", on);
   }
 
   // A scenario link's settings (text, as in the URL) over the lesson's own: Python coerces them, as URL state.
@@ -132,15 +151,33 @@ export class Widget {
   async send(state, source) {
     this.queued = null;
     this.inFlight = true;
+    clearTimeout(this.busyTimer);
+    this.busyTimer = setTimeout(() => { this.busy = true; }, BUSY_MS);
     try {
-      const view = await this.runtime.render(this.name, state);
+      const view = await this.renderNow(state);
       this.apply(view, source);
     } catch (error) {
       if (this.runtime.status === "ready") this.showError(error);
     } finally {
+      clearTimeout(this.busyTimer);
       this.inFlight = false;
     }
     if (this.queued && this.runtime.status === "ready") this.send(this.queued.state, this.queued.source);
+    else this.busy = false;
+  }
+
+  // A slow widget's render goes to the page's slow worker once it is ready; if that worker fails meanwhile, the
+  // first one answers. Every other render goes to the first.
+  async renderNow(state) {
+    const slow = this.slow ? this.page.slowRuntime : null;
+    if (slow?.status === "ready") {
+      try {
+        return await slow.render(this.name, state);
+      } catch (error) {
+        if (slow.status === "ready") throw error; // the render itself failed, not the worker
+      }
+    }
+    return this.runtime.render(this.name, state);
   }
 
   apply(view, source) {

@@ -18,6 +18,10 @@
 // Python comes from a memory snapshot when this browser has one for this Pyodide build, sim zip and standard
 // library (snapshot.js); otherwise it boots in full, and once it has answered, every widget module is imported and
 // a snapshot saved for the next visit. "settled" says that is over.
+//
+// A page with slow widgets (sim/kit Widget.slow) starts a second shared worker for their renders once this one has
+// settled: its name adds {role: "slow"}. It restores from the snapshot this one saved (or boots in full where none
+// was saved) and never saves one itself, so that two workers never write the same file.
 import { loadPyodide, version as pyodideVersion } from "../../vendor/pyodide/pyodide.mjs";
 import { findSnapshot, forgetSnapshot, saveSnapshot } from "./snapshot.js";
 
@@ -135,7 +139,7 @@ random.seed()
   simWidgets = pyodide.pyimport("sim.widgets");
 }
 
-async function boot({ simZip, stdlibZip }) {
+async function boot({ simZip, stdlibZip, role = "main" }) {
   timings.origin = performance.timeOrigin; // the worker's clock starts here: bench/ lines it up with the page's
   const fileName = (url) => new URL(url).pathname.split("/").pop(); // content-hashed: a new file, a new name
   const key = `pyodide ${pyodideVersion} ${fileName(simZip)} ${fileName(stdlibZip)}`;
@@ -170,13 +174,14 @@ async function boot({ simZip, stdlibZip }) {
       }
     }
     if (!pyodide) {
-      pyodide = await loadPyodide(options({ _makeSnapshot: true }));
+      const saves = role === "main";
+      pyodide = await loadPyodide(options(saves ? { _makeSnapshot: true } : {}));
       timings.pyodide = performance.now();
       broadcast({ type: "progress", stage: "simulator" });
       unpackSimulator(await simArchive);
       preparePython();
       timings.restored = false;
-      snapshotKey = key;
+      snapshotKey = saves ? key : null;
     }
     finishBoot();
   } catch (error) {
@@ -197,7 +202,7 @@ function finishBoot() {
     unpackAfterReady = null;
   }
   if (snapshotKey) saveWhenIdle();
-  else settle("restored");
+  else settle(timings.restored ? "restored" : "none");
 }
 
 function settle(outcome) {
