@@ -228,11 +228,22 @@ class Quantized:
 
 def output_error(tensor: Tensor, dequantized) -> float:
     """RMS output error over RMS output, for independent zero-mean activations of RMS a_j (see the docstring)."""
-    a2 = [a * a for a in tensor.activations]
-    err = math.fsum((q - w) ** 2 * a for row, qrow in zip(tensor.weights, dequantized)
-                    for w, q, a in zip(row, qrow, a2))
-    signal = math.fsum(w * w * a for row in tensor.weights for w, a in zip(row, a2))
-    return math.sqrt(err / signal)
+    return _OutputError(tensor)(dequantized)
+
+
+class _OutputError:
+    """output_error against one tensor, its squared activations and its output's energy summed once (AWQ's search
+    measures eleven candidates against them)."""
+
+    def __init__(self, tensor: Tensor):
+        self.weights = tensor.weights
+        self.a2 = [a * a for a in tensor.activations]
+        self.signal = math.fsum(w * w * a for row in tensor.weights for w, a in zip(row, self.a2))
+
+    def __call__(self, dequantized) -> float:
+        err = math.fsum((q - w) ** 2 * a for row, qrow in zip(self.weights, dequantized)
+                        for w, q, a in zip(row, qrow, self.a2))
+        return math.sqrt(err / self.signal)
 
 
 def _scaled_round_trip(tensor: Tensor, fmt: str, granularity: str, group_size: int, alpha: float):
@@ -254,8 +265,9 @@ def quantize_tensor(fmt: str, granularity: str, group_size: int = 128, awq: bool
     check_size(group_size, GROUP_SIZES)
     t = tensor or synthetic_tensor()
     alphas = [k / (AWQ_GRID - 1) for k in range(AWQ_GRID)] if awq else [0.0]
+    error = _OutputError(t)
     tried = [(alpha, _scaled_round_trip(t, fmt, granularity, group_size, alpha)) for alpha in alphas]
-    alpha, dequantized = min(tried, key=lambda pair: output_error(t, pair[1]))
+    alpha, dequantized = min(tried, key=lambda pair: error(pair[1]))
     errors = [q - w for row, qrow in zip(t.weights, dequantized) for w, q in zip(row, qrow)]
     salient = [qrow[j] - row[j] for row, qrow in zip(t.weights, dequantized) for j in t.salient]
     return Quantized(
@@ -265,7 +277,7 @@ def quantize_tensor(fmt: str, granularity: str, group_size: int = 128, awq: bool
         alpha=alpha,
         rms_error=math.sqrt(math.fsum(e * e for e in errors) / len(errors)),
         max_error=max(abs(e) for e in errors),
-        output_error=output_error(t, dequantized),
+        output_error=error(dequantized),
         salient_rms_error=math.sqrt(math.fsum(e * e for e in salient) / len(salient)),
     )
 

@@ -280,14 +280,16 @@ def render(state) -> dict:
     t = TEXT[s["lang"]]
     hw, m = choices.gpu(s), presets.model(s["model"])
     scenario = {"trace": s["trace"], "rate_per_s": s["rate"], "max_batch": s["max_batch"], "kv_policy": s["kv_policy"]}
-    runs = {policy: scheduler.serve(m, hw, policy, **scenario) for policy in scheduler.POLICIES}
+    # The chosen policy's steady state; of the other, only its capacity (the gain) and its drawn timeline are shown.
+    run = scheduler.serve(m, hw, s["policy"], **scenario)
     drawn = {policy: scheduler.serve(m, hw, policy, n=scheduler.DRAWN_REQUESTS, **scenario)
              for policy in scheduler.POLICIES}
-    run = runs[s["policy"]]
     other = "continuous" if s["policy"] == "static" else "static"
     weights = model_size.resident_weight_bytes(m)
     limit = scheduler.fit_at_max(m, hw)
-    static_cap, continuous_cap = (runs[p].capacity_per_s for p in scheduler.POLICIES)
+    # positional, as serve() asks: the same cache entry
+    static_cap, continuous_cap = (scheduler.capacity(m, hw, p, s["trace"], s["max_batch"], scheduler.DEFAULT_SEED,
+                                                     s["kv_policy"], "fp32") for p in scheduler.POLICIES)
     gain = continuous_cap / static_cap if static_cap else 0.0
     load = s["rate"] / run.capacity_per_s if run.capacity_per_s else 0.0
     goodput = run.goodput_per_s()

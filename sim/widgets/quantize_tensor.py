@@ -110,6 +110,7 @@ WIDGET = Widget(
         Figure("figure"),
         Text("note"),
     ),
+    slow=True,  # AWQ's search rounds the tensor eleven times: about a quarter of a second in the page
 )
 
 BINS = 80

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from sim import cache, presets, roofline, scheduler, slo, traces
+from sim.widgets import slo_serving
 
 ANCHOR, H100 = presets.model("qwen3.8-27b"), presets.hardware("h100-sxm")
 LLAMA13B, A100 = presets.model("llama-2-13b"), presets.hardware("a100-sxm-80gb")
@@ -181,3 +182,20 @@ def test_a_trace_delivers_the_rate_it_is_asked_for():
     # the same trace at another rate is the same arrivals, scaled
     slow, fast = slo._trace("chat", 1.0, 100, 0), slo._trace("chat", 4.0, 100, 0)
     assert all(s.arrival_s == pytest.approx(4 * f.arrival_s) for s, f in zip(slow, fast))
+
+
+@pytest.mark.parametrize("policy, inert", [
+    ("chunked", {"prefill_gpus": 3, "decode_gpus": 2}), ("chunked", {"link": "25gbps"}),
+    ("prefill-first", {"token_budget": "8192"}), ("prefill-first", {"decode_gpus": 4, "link": "25gbps"}),
+])
+def test_the_widget_says_at_once_that_a_control_does_not_apply_and_changes_no_readout(policy, inert):
+    before = slo_serving.render({"lang": "en", "policy": policy})
+    runs = slo._serve.cache_info().misses, slo._goodput.cache_info().misses, slo._capacity.cache_info().misses
+    after = slo_serving.render({"lang": "en", "policy": policy, **inert})
+    # nothing was simulated: every run, goodput and capacity came from the cache
+    assert (slo._serve.cache_info().misses, slo._goodput.cache_info().misses,
+            slo._capacity.cache_info().misses) == runs
+    assert after["outputs"] == before["outputs"]
+    assert after["svg"] == before["svg"]
+    note = "budget_unused" if "token_budget" in inert else "colocated_gpus"
+    assert after["flags"][note] and not before["flags"][note]
