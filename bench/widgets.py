@@ -87,9 +87,11 @@ MOVE = """async ([id, [control, kind, value], limit]) => {
   return performance.now() - t0;
 }"""
 
-SETTLED = """async () => {
-  await window.inferlab.runtime.settled;
-  const slow = window.inferlab.slowRuntime;  // a build before slow widgets has none
+SETTLED = "async () => { await window.inferlab.runtime.settled; }"
+# A slow widget's worker starts as the widget nears the screen: scrolled to, it is waited for (a build before slow
+# widgets has none).
+SLOW_READY = """async () => {
+  const slow = window.inferlab.slowRuntime;
   if (slow) await new Promise(resolve => {
     const check = () => (slow.status === "ready" || slow.status === "failed") ? resolve() : setTimeout(check, 50);
     check();
@@ -126,6 +128,7 @@ def measure_widgets(context, server: Server, pages: list[str]) -> dict[str, list
             if page.evaluate(f"!!document.querySelector('#{widget_id} .predict-answer')"):
                 continue  # a question: answered by a typed guess, not a move
             page.locator(f"#{widget_id}").scroll_into_view_if_needed()
+            page.evaluate(SLOW_READY)
             for move in page.evaluate(MOVES, [widget_id, list(SLIDER_FRACTIONS)]):
                 timings.setdefault(name, []).append(page.evaluate(MOVE, [widget_id, move, MOVE_LIMIT_MS]))
     page.close()
@@ -152,6 +155,8 @@ WORKLOADS = ("code", "summarisation", "distserve", "chat")
 def measure_meanwhile(context, server: Server) -> dict[str, list[float | None]]:
     slow_page, other = context.new_page(), context.new_page()
     open_settled(slow_page, server.url(SLOW_PAGE))
+    slow_page.locator(f"#{SLOW_WIDGET}").scroll_into_view_if_needed()
+    slow_page.evaluate(SLOW_READY)
     open_settled(other, server.url(OTHER_TAB))
     quick_moves = slow_page.evaluate(MOVES, [QUICK_WIDGET, list(SLIDER_FRACTIONS)])
     other_moves = other.evaluate(MOVES, [OTHER_WIDGET, list(SLIDER_FRACTIONS)])

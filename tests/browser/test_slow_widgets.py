@@ -27,11 +27,17 @@ SLOW_READY = "() => window.inferlab.slowRuntime !== null && window.inferlab.slow
 
 def slow_page_ready(page, server):
     open_all_ready(page, server.url(LESSON))
+    page.locator("#slo-serving").scroll_into_view_if_needed()  # its worker starts as it nears the screen
     page.wait_for_function(SLOW_READY, timeout=90_000)
     page.evaluate(LOG_APPLIED)
 
 
 def test_only_the_slow_widgets_get_the_second_worker(site_page, server):
+    open_all_ready(site_page, server.url(LESSON))
+    site_page.evaluate("async () => { await window.inferlab.runtime.settled; }")
+    site_page.wait_for_timeout(500)
+    # settled, but slo-serving is far below the first screen: its worker waits for the reader to near it
+    assert site_page.evaluate("window.inferlab.slowRuntime.worker === null")
     slow_page_ready(site_page, server)
     assert site_page.evaluate("window.inferlab.widgets.filter(w => w.slow).map(w => w.id)") == ["slo-serving"]
     kv = server.url("en/kv-cache-serving/")

@@ -86,13 +86,22 @@ function main() {
     widgetsById.set(widget.id, widget);
   }
   // Widgets whose renders may take long (sim/kit Widget.slow) get a second Python worker, so that no other widget
-  // of this page or another tab waits for them. It starts once the first has settled: it then restores from the
-  // snapshot that one saved, and its boot never competes with the page's first. Until it is ready, they use the first.
-  const slowNames = [...new Set(widgets.filter((widget) => widget.slow).map((widget) => widget.name))];
-  if (slowNames.length > 0) {
+  // of this page or another tab waits for them. It starts once the first has settled (it then restores from the
+  // snapshot that one saved, and its boot never competes with the page's first) and a slow widget nears the screen
+  // (a reader who never gets there never pays for it). Until it is ready, they use the first.
+  const slow = widgets.filter((widget) => widget.slow);
+  if (slow.length > 0) {
     page.slowRuntime = new Runtime("slow");
-    page.slowRuntime.useWidgets(slowNames);
-    runtime.settled.then(() => page.slowRuntime.start());
+    page.slowRuntime.useWidgets([...new Set(slow.map((widget) => widget.name))]);
+    const near = new Promise((resolve) => {
+      const observer = new IntersectionObserver((entries) => {
+        if (!entries.some((entry) => entry.isIntersecting)) return;
+        observer.disconnect();
+        resolve();
+      }, { rootMargin: "600px 0px" });
+      for (const widget of slow) observer.observe(widget.section);
+    });
+    Promise.all([runtime.settled, near]).then(() => page.slowRuntime.start());
   }
   for (const figure of document.querySelectorAll("figure.formula")) formulas.push(new Formula(figure, widgetsById));
   progress?.restore(widgets);
