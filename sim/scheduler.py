@@ -75,8 +75,10 @@ Metrics, as a streaming client sees them (DistServe §2's definitions), each in 
 
 Steady state: serve() doubles the trace from STEADY_START = 2,000 requests until every percentile above moves
 by less than STEADY_TOLERANCE = 2 % when the trace doubles, or the trace reaches STEADY_CAP = 8,000 (OUR CHOICE,
-what a slider move can afford); the Schedule keeps the last doubling's largest move (`settle_change`), and says
-it has not settled when that is 2 % or more, as happens close to capacity, where queues come and go slowly.
+what a slider move can afford); each doubling goes on from the moment the shorter trace's last request arrived
+(_prefix_schedules), so the whole costs about one run of the longest; the Schedule keeps the last doubling's
+largest move (`settle_change`), and says it has not settled when that is 2 % or more, as happens close to
+capacity, where queues come and go slowly.
 capacity() runs CAPACITY_REQUESTS = 4,000 requests; sustained() takes serve()'s steady state at each rate it tries,
 the run the widget shows at that rate. The timeline the widget draws is the first DRAWN_REQUESTS = 48 of the trace.
 
@@ -95,6 +97,7 @@ rounds once, so CPython 3.11 and Pyodide's 3.14 give the same last bit.
 
 from __future__ import annotations
 
+import copy
 import functools
 import heapq
 import math
@@ -555,14 +558,21 @@ def serve(m: Model, hw: Hardware, policy: str, trace: str = DEFAULT_TRACE, rate_
         return run(check_int("n", n, 1, traces.MAX_REQUESTS))
     if rate_per_s > limit:  # overloaded: its percentiles grow with the trace, no steady state to wait for; its
         return run(CAPACITY_REQUESTS)  # throughput is the capacity's, measured on the same requests as capacity()'s
-    last = run(STEADY_START)
-    while True:
-        longer = run(2 * len(last.requests))
+    lengths = [STEADY_START]  # the trace doubles until it settles or reaches STEADY_CAP
+    while lengths[-1] < STEADY_CAP:
+        lengths.append(2 * lengths[-1])
+    # Each doubling is a run of its own (its last requests drain with no more coming), computed by going on from
+    # where the run before it had its last arrival: one pass over the longest trace, not a pass per length.
+    runs = _prefix_schedules(_requests(trace, lengths[-1], rate_per_s, seed), lengths, m, hw, policy, max_batch,
+                             kv_policy, state_dtype, cost)
+    last = _with_load(next(runs), rate_per_s, limit)
+    for longer in runs:
         change = max((abs(getattr(longer, name) / getattr(last, name) - 1) for name in PERCENTILES
                       if getattr(last, name) > 0), default=0.0)
         last = _with_load(longer, rate_per_s, limit, change)
-        if change < STEADY_TOLERANCE or len(last.requests) >= STEADY_CAP:
-            return last
+        if change < STEADY_TOLERANCE:
+            break
+    return last
 
 
 def _with_load(run: Schedule, rate_per_s: float, capacity_per_s: float, settle_change: float | None = None):
@@ -679,28 +689,43 @@ def schedule(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_polic
         raise ValueError("a token budget or a single role needs continuous batching with paged KV")
     if (role == "prefill" and token_budget is None) or (role == "decode" and token_budget is not None):
         raise ValueError("a prefill instance needs a token budget, a decode instance none")
+    sim = _simulation(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role)
+    sim.run()
+    return sim.result(len(sim.reqs), policy, max_batch, kv_policy)
+
+
+def _simulation(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy: str, state_dtype: str,
+                cost: StepCost | None, token_budget: int | None, role: str) -> _Simulation:
+    """A run of `reqs` set up and not yet started (the arguments checked by schedule())."""
     reqs = tuple(reqs)
     if [r.id for r in reqs] != list(range(len(reqs))):
         raise ValueError("requests must have ids 0..n-1")
     if any(b.arrival_s < a.arrival_s for a, b in zip(reqs, reqs[1:])):
         raise ValueError("requests must be in arrival order")
     cost = cost or step_cost(m, hw, state_dtype)
-    need = _needs(reqs, m, kv_policy, state_dtype)
-    paged = kv_policy == "paged"
-    sim = _Simulation(reqs, cost, max_batch, need, free_bytes(m, hw), paged, cache.state_bytes_per_request(
-        m, state_dtype), BLOCK_SIZE * cache.kv_bytes_per_token(m))
-    if policy == "static":
-        sim.run_static()
-    elif token_budget is not None:
-        sim.prefill_only = role == "prefill"
-        sim.run_chunked(token_budget)
-    else:
-        sim.prefilled = role == "decode"
-        sim.run_continuous()
-    served = tuple(Served(r, sim.start[i], sim.first[i], sim.done[i], sim.finish[i], sim.batch[i], sim.preempted[i])
-                   for i, r in enumerate(reqs))
-    return Schedule(policy=policy, max_batch=max_batch, kv_policy=kv_policy, capacity_bytes=sim.capacity,
-                    requests=served, segments=tuple(sim.segments), peak_reserved_bytes=sim.peak)
+    sim = _Simulation(reqs, cost, max_batch, _needs(reqs, m, kv_policy, state_dtype), free_bytes(m, hw),
+                      kv_policy == "paged", cache.state_bytes_per_request(m, state_dtype),
+                      BLOCK_SIZE * cache.kv_bytes_per_token(m))
+    sim.static = policy == "static"
+    sim.token_budget = token_budget
+    sim.prefill_only = token_budget is not None and role == "prefill"
+    sim.prefilled = token_budget is None and role == "decode"
+    return sim
+
+
+def _prefix_schedules(reqs, lengths, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy: str,
+                      state_dtype: str, cost: StepCost):
+    """schedule(reqs[:n], ...) for each n of `lengths` (increasing) in turn, each equal to its own run to the last
+    bit, for the price of one run of the longest and the others' drains. A trace and its first n requests are
+    served alike until the n-th has arrived (only then does the run see whether another is coming), so each run
+    is forked there: the fork goes on with the longer trace, the run itself drains as the shorter one."""
+    sim = _simulation(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, None, "both")
+    for k, n in enumerate(lengths):
+        sim.end = n
+        sim.fork_when_all_arrived = k + 1 < len(lengths)
+        sim.run()
+        yield sim.result(n, policy, max_batch, kv_policy)
+        sim = sim.fork
 
 
 class _Simulation:
@@ -718,6 +743,12 @@ class _Simulation:
     def __init__(self, reqs, cost: StepCost, max_batch: int, need: list, capacity: float, paged: bool,
                  state_bytes: int, block_bytes: int):
         n = len(reqs)
+        self.end = n  # the requests this run serves: the first `end` of reqs (see _prefix_schedules)
+        self.fork_when_all_arrived = False
+        self.fork = None  # a copy of the run as it stood when its `end`-th request arrived, if asked for
+        self.static, self.token_budget = False, None  # how it runs (schedule(): the policy, chunked prefill)
+        self.batches = 0  # static: batches run so far
+        self.held = {}  # static, paged: the blocks of members done but still held by their batch
         self.reqs, self.cost, self.max_batch, self.need, self.capacity = reqs, cost, max_batch, need, capacity
         self.paged, self.state_bytes, self.block_bytes = paged, state_bytes, block_bytes
         self.watermark = WATERMARK * capacity if paged else 0  # memory paged admission leaves free
@@ -831,13 +862,48 @@ class _Simulation:
         self.preempted[i] += 1
         self.waiting.appendleft(i)
 
+    # --- the whole run --------------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Serve the first `end` requests to the last (or go on from where a fork was made)."""
+        if self.static:
+            self.run_static()
+        elif self.token_budget is not None:
+            self.run_chunked(self.token_budget)
+        else:
+            self.run_continuous()
+
+    def result(self, n: int, policy: str, max_batch: int, kv_policy: str) -> Schedule:
+        reqs = self.reqs
+        served = tuple(Served(reqs[i], self.start[i], self.first[i], self.done[i], self.finish[i], self.batch[i],
+                              self.preempted[i]) for i in range(n))
+        return Schedule(policy=policy, max_batch=max_batch, kv_policy=kv_policy, capacity_bytes=self.capacity,
+                        requests=served, segments=tuple(self.segments), peak_reserved_bytes=self.peak)
+
+    def copy(self) -> _Simulation:
+        """An independent copy of the run as it stands: every list, dict and deque of its state copied (and the
+        lists a dict holds), everything else (numbers, the trace, the costs) shared."""
+        twin = copy.copy(self)
+        for name, value in vars(self).items():
+            if isinstance(value, list):
+                setattr(twin, name, list(value))
+            elif isinstance(value, deque):
+                setattr(twin, name, deque(value))
+            elif isinstance(value, dict):
+                setattr(twin, name, {k: list(v) if isinstance(v, list) else v for k, v in value.items()})
+        return twin
+
     # --- the queue ------------------------------------------------------------------------------------------
 
     def arrive(self) -> None:
-        """Every request arrived by now joins the queue."""
-        while self.next_arrival < len(self.reqs) and self.arrival[self.next_arrival] <= self.t:
+        """Every request arrived by now joins the queue. When the last one comes, a fork asked for is made: the
+        same run seeing that more are coming. Every loop calls this first, so the fork starts its loop again."""
+        while self.next_arrival < self.end and self.arrival[self.next_arrival] <= self.t:
             self.waiting.append(self.next_arrival)
             self.next_arrival += 1
+        if self.fork_when_all_arrived and self.next_arrival == self.end:
+            self.fork_when_all_arrived = False
+            self.fork = self.copy()
 
     def admit(self, room: int) -> list:
         """First come first served: waiting requests that fit in memory, up to `room` of them. One that could
@@ -866,7 +932,7 @@ class _Simulation:
         """Nothing to run now: move the clock to the next arrival; False once the trace is over."""
         if self.waiting:  # only rejections happened: look again
             return True
-        if self.next_arrival == len(self.reqs):
+        if self.next_arrival == self.end:
             return False
         self.t = max(self.t, self.arrival[self.next_arrival])
         return True
@@ -1063,7 +1129,7 @@ class _Simulation:
     def decode_run(self) -> None:
         """Decode steps until a request leaves, or until the next arrival when there is room for it."""
         room = not self.waiting and self.decoders < self.max_batch
-        upcoming = room and self.next_arrival < len(self.reqs)
+        upcoming = room and self.next_arrival < self.end
         self.decode_steps(self.arrival[self.next_arrival] if upcoming else None)
 
     def run_continuous(self) -> None:
@@ -1084,8 +1150,6 @@ class _Simulation:
 
     def run_static(self) -> None:
         self.returns_at_once = False
-        self.held = {}
-        index = 0
         while True:
             self.arrive()
             members = self.admit(self.max_batch)
@@ -1101,6 +1165,6 @@ class _Simulation:
             for i in members:
                 if self.done[i] is not None and self.finish[i] is None:
                     self.finish[i] = self.t
-                    self.batch[i] = index
+                    self.batch[i] = self.batches
                     self.reserved -= self.held.pop(i, self.need[i])
-            index += 1
+            self.batches += 1

@@ -226,6 +226,31 @@ def test_segments_give_the_times_of_a_step_by_step_simulation(sc, policy):
         assert got[i] == pytest.approx(want[i], rel=1e-9, abs=1e-9), i
 
 
+@pytest.mark.parametrize("sc", SCENARIOS, ids=IDS)
+@pytest.mark.parametrize("policy", scheduler.POLICIES)
+def test_each_doubling_of_a_trace_equals_its_own_run_to_the_last_bit(sc, policy):
+    """serve()'s doublings go on from where the shorter run had its last arrival (_prefix_schedules): each must be
+    the very Schedule a run of that prefix alone gives, every time, segment and peak."""
+    reqs = tuple(traces.requests(sc["trace"], 240, sc["rate"], 0))
+    lengths = (60, 120, 240)
+    forked = scheduler._prefix_schedules(reqs, lengths, sc["m"], sc["hw"], policy, sc["max_batch"], sc["kv"], "fp32",
+                                         scheduler.step_cost(sc["m"], sc["hw"]))
+    for n, got in zip(lengths, forked, strict=True):
+        assert got == scheduler.schedule(reqs[:n], sc["m"], sc["hw"], policy, sc["max_batch"], kv_policy=sc["kv"]), n
+
+
+def test_the_steady_state_is_the_doubling_runs_one_by_one():
+    """The default scenario's steady state, as serve() computed it before its runs were forked: a run of 2,000,
+    then of 4,000, ... each from scratch."""
+    m, hw, limit = ANCHOR, H100, scheduler.capacity(ANCHOR, H100, "continuous")
+    runs = [scheduler.schedule(traces.requests("orca", n, 5, 0), m, hw, "continuous", 16) for n in (2_000, 4_000)]
+    got = scheduler.serve(m, hw, "continuous")
+    change = max(abs(getattr(runs[1], p) / getattr(runs[0], p) - 1) for p in scheduler.PERCENTILES)
+    assert change < scheduler.STEADY_TOLERANCE  # settled at 4,000: the run shown is that one
+    assert got.requests == runs[1].requests and got.segments == runs[1].segments
+    assert (got.capacity_per_s, got.settle_change) == (limit, change)
+
+
 def test_paging_in_tight_memory_preempts_and_recomputes():
     s = run(SCENARIOS[7], "continuous")
     assert s.preemptions > 0 and sum(x.preemptions > 0 for x in s.requests) > 1
