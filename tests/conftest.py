@@ -5,9 +5,13 @@ this conftest)."""
 
 from __future__ import annotations
 
+import fcntl
 import statistics
+from pathlib import Path
 
 import pytest
+
+import build
 
 
 def pytest_addoption(parser):
@@ -30,6 +34,26 @@ def pytest_collection_modifyitems(config, items):
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory, worker_id) -> Path:
+    """The site as built, once for the whole run: under pytest-xdist the first worker to ask builds it (under a lock)
+    and the others wait for it and read the same folder, rather than each paying a build. Tests only read it: one
+    that needs a changed site copies it first (tests/browser/conftest.py site_copy, tests/engines/conftest.py)."""
+    if worker_id == "master":
+        out = tmp_path_factory.mktemp("site") / "_site"
+        build.build(build.Paths(out=out))
+        return out
+    run = tmp_path_factory.getbasetemp().parent  # this run's folder, the same for all its workers
+    out, done = run / "site" / "_site", run / "site" / "built"
+    with open(run / "site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            out.parent.mkdir(exist_ok=True)
+            build.build(build.Paths(out=out))
+            done.touch()
+    return out
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -29,7 +29,6 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-import build
 from builder.chromium import ARGS, executable
 from builder.serve import Server
 from builder.templates import js_number
@@ -76,13 +75,6 @@ def browser_type_launch_args(browser_type_launch_args):
     if not Path(chromium).exists():
         pytest.exit(f"Chromium not found at {chromium}: install Debian's chromium or set CHROMIUM", returncode=3)
     return {**browser_type_launch_args, "executable_path": chromium, "args": ARGS}
-
-
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("browser") / "_site"
-    build.build(build.Paths(out=out))
-    return out
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-import build
 from builder.serve import Server
 from tests.engines.drivers import ENGINES, XVFB
 
@@ -41,10 +40,10 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def watched_site(tmp_path_factory) -> Path:
-    """The site as built, every page loading watch.js first."""
+def watched_site(tmp_path_factory, built_site) -> Path:
+    """The site as built (a copy of the suite's), every page loading watch.js first."""
     out = tmp_path_factory.mktemp("engines") / "_site"
-    build.build(build.Paths(out=out))
+    shutil.copytree(built_site, out)
     shutil.copy(HERE / "watch.js", out / "watch.js")
     for page in out.rglob("*.html"):
         html = page.read_bytes()
