@@ -219,15 +219,12 @@ def reservation_bytes(m: Model, r: Request, kv_policy: str, state_dtype: str = "
     """Memory a request holds at most, from admission to its return: its contiguous reservation, or (paged) the
     blocks of its whole length; plus its recurrent state."""
     check_choice("kv_policy", kv_policy, KV_POLICIES)
-    if kv_policy == "paged":
-        tokens = _paged_blocks(r.prompt_tokens + r.output_tokens - 1) * BLOCK_SIZE
-    else:
-        tokens = kv_layout.reservation(kv_policy, r.prompt_tokens, r.output_tokens)
-    return tokens * cache.kv_bytes_per_token(m) + cache.state_bytes_per_request(m, state_dtype)
+    return _needs((r,), m, kv_policy, state_dtype)[0]
 
 
 def _needs(reqs, m: Model, kv_policy: str, state_dtype: str) -> list[int]:
-    """reservation_bytes of every request, the per-token and per-request sizes looked up once."""
+    """reservation_bytes of every request (kv_policy already checked), the sizes per token and per request looked
+    up once."""
     kv, state = cache.kv_bytes_per_token(m), cache.state_bytes_per_request(m, state_dtype)
     if kv_policy == "paged":
         return [_paged_blocks(r.prompt_tokens + r.output_tokens - 1) * BLOCK_SIZE * kv + state for r in reqs]
