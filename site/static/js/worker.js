@@ -20,7 +20,7 @@
 // a snapshot saved for the next visit. "settled" says that is over.
 //
 // A page with slow widgets (sim/kit Widget.slow) starts a second shared worker for their renders once this one has
-// settled: its name adds {role: "slow"}. It restores from the snapshot this one saved (or boots in full where none
+// settled and one of them nears the screen (page.js): its name adds {role: "slow"}. It restores from the snapshot this one saved (or boots in full where none
 // was saved) and never saves one itself, so that two workers never write the same file.
 import { loadPyodide, version as pyodideVersion } from "../../vendor/pyodide/pyodide.mjs";
 import { findSnapshot, forgetSnapshot, saveSnapshot } from "./snapshot.js";
