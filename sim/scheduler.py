@@ -97,6 +97,7 @@ rounds once, so CPython 3.11 and Pyodide's 3.14 give the same last bit.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import functools
 import heapq
@@ -617,41 +618,67 @@ def sustained(m: Model, hw: Hardware, policy: str, latency_per_token_s: float, t
     keeps the median latency per output token within latency_per_token_s; None if the lowest rate does not.
 
     Throughput at a latency target is how Orca (§6.2) and vLLM (§6) compare systems; the run's rate_per_s is the
-    rate served. In steady state the median only grows with the load, so the grid is bisected (the tests check
-    the rates around the answer). The top of the grid caps it: a run at its last rate may sustain more."""
+    rate served. In steady state the median only grows with the load, so the grid is searched by highest_meeting
+    (the tests check the rates around the answer). The top of the grid caps it: a run at its last rate may sustain
+    more."""
     check_positive("latency_per_token_s", latency_per_token_s)
 
-    runs = {}  # rate index -> its run, or None; serve's own cache is kept for the scenarios asked for directly
+    runs = {}  # rate index -> its run; serve's own cache is kept for the scenarios asked for directly
     limit = capacity(m, hw, policy, trace, max_batch, seed, kv_policy, state_dtype)
 
-    def meets(k: int) -> Schedule | None:
-        if RATE_GRID_PER_S[k] > limit:  # overloaded: no run needed to know it fails
-            return None
+    def margin(k: int) -> float:
+        """How far the run at rate k is within the target (the rates above the capacity left out by `top`)."""
         if k not in runs:
-            run = serve.__wrapped__(m, hw, policy, trace, RATE_GRID_PER_S[k], max_batch, None, seed, kv_policy,
-                                    state_dtype)
-            runs[k] = None if run.overloaded or run.latency_per_token_p50_s > latency_per_token_s else run
-        return runs[k]
+            runs[k] = serve.__wrapped__(m, hw, policy, trace, RATE_GRID_PER_S[k], max_batch, None, seed, kv_policy,
+                                        state_dtype)
+        return latency_per_token_s - runs[k].latency_per_token_p50_s
 
-    k = highest_meeting(len(RATE_GRID_PER_S), meets)
-    return None if k is None else meets(k)
+    # A run close to the capacity is the dearest (its queues take the longest trace to settle): start half way.
+    top = _highest_within(RATE_GRID_PER_S, limit)
+    k = highest_meeting(top, margin, first=top // 2)
+    return None if k is None else runs[k]
 
 
-def highest_meeting(count: int, meets) -> int | None:
-    """The highest index of 0..count-1 whose meets(k) is not None, for a test that only fails from some index on
-    (bisected, meets(0) and meets(count - 1) tried first); None if meets(0) already fails."""
-    if meets(0) is None:
+def _highest_within(grid, limit: float) -> int:
+    """The index of the highest rate of an increasing grid that is within `limit` (-1 if none is)."""
+    return bisect.bisect_right(grid, limit) - 1
+
+
+def highest_meeting(top: int, margin, first: int | None = None) -> int | None:
+    """The highest index of 0..top whose margin(k) is at least 0, for a margin that only falls as k grows (indices
+    above `top` are known to fail); None if margin(0) is below 0. margin(k) is a measured distance from the test
+    (the goal's share met less the goal, say).
+
+    Each probe lies strictly between the highest index known to meet and the lowest known to fail, so the search
+    ends. It starts at `first` (by default `top`, where a probe that meets settles the search at once) and halves
+    the bracket until both its ends have a margin. Then it interpolates the margin linearly between them (false
+    position: a serving metric crosses its target smoothly, so a probe lands near the answer). When the same end
+    moves twice in a row, the other end's margin is halved (the Illinois method), and a probe that left more than
+    half of the bracket is followed by a halving."""
+    if top < 0:
         return None
-    lo, hi = 0, count - 1  # lo meets the test; hi is not known to
-    if meets(hi) is not None:
-        return hi
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if meets(mid) is not None:
-            lo = mid
+    lo, lo_margin, hi, hi_margin = -1, None, top + 1, None  # lo meets (-1: none known yet), hi fails
+    k, last_side, width = top if first is None else min(max(first, 0), top), 0, hi - lo
+    while True:
+        m = margin(k)
+        if m >= 0:
+            lo, lo_margin = k, m
+            if last_side == 1 and hi_margin is not None:
+                hi_margin /= 2
+            last_side = 1
         else:
-            hi = mid
-    return lo
+            hi, hi_margin = k, m
+            if last_side == -1 and lo_margin is not None:
+                lo_margin /= 2
+            last_side = -1
+        if hi - lo <= 1:
+            return lo if lo >= 0 else None
+        if lo_margin is None or hi_margin is None or 2 * (hi - lo) > width:
+            k = (lo + hi) // 2 if lo >= 0 else hi // 2
+        else:
+            k = lo + round((hi - lo) * lo_margin / (lo_margin - hi_margin))
+        width = hi - lo
+        k = min(max(k, lo + 1), hi - 1)
 
 
 def percentile(ordered, p: float) -> float:
@@ -676,6 +703,24 @@ def schedule(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_polic
     Continuous batching only, with paged KV: `token_budget` chunks prompts as vLLM V1 does (_Simulation.run_chunked);
     role "prefill" computes only prompts, in chunks (a request is done with its first token), and role "decode"
     takes requests whose prompt's KV arrives with them (each request's arrival is its KV's)."""
+    sim = _checked(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role)
+    sim.run()
+    return sim.result(len(sim.reqs), policy, max_batch, kv_policy)
+
+
+def served(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy: str = DEFAULT_KV_POLICY,
+           state_dtype: str = "fp32", cost: StepCost | None = None, token_budget: int | None = None,
+           role: str = "both") -> tuple[Served, ...]:
+    """schedule(...).requests, for a caller that reads nothing else: the steps are not recorded."""
+    sim = _checked(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role)
+    sim.segments = None
+    sim.run()
+    return sim.result(len(sim.reqs), policy, max_batch, kv_policy, requests_only=True)
+
+
+def _checked(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy: str, state_dtype: str,
+             cost: StepCost | None, token_budget: int | None, role: str) -> _Simulation:
+    """schedule()'s arguments checked, and its run set up."""
     check_choice("policy", policy, POLICIES)
     check_choice("kv_policy", kv_policy, KV_POLICIES)
     check_choice("role", role, ROLES)
@@ -686,9 +731,7 @@ def schedule(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_polic
         raise ValueError("a token budget or a single role needs continuous batching with paged KV")
     if (role == "prefill" and token_budget is None) or (role == "decode" and token_budget is not None):
         raise ValueError("a prefill instance needs a token budget, a decode instance none")
-    sim = _simulation(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role)
-    sim.run()
-    return sim.result(len(sim.reqs), policy, max_batch, kv_policy)
+    return _simulation(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role)
 
 
 def _simulation(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy: str, state_dtype: str,
@@ -760,7 +803,7 @@ class _Simulation:
         self.origin_sum, self.residues = 0, [0] * BLOCK_SIZE
         self.version, self.blocks_key, self.blocks_value = 0, None, 0  # blocks_during's last answer (see there)
         self.leave_at = {}
-        self.segments = []
+        self.segments = []  # None: not recorded (served())
         self.peak = 0
         self.t, self.next_arrival, self.step = 0.0, 0, 0
         self.waiting = deque()
@@ -839,6 +882,11 @@ class _Simulation:
         """Paged: preempt the decoders admitted last until the next step's blocks fit; True if any was."""
         if not self.paged:
             return False
+        bound = self.used_at_most(self.step)
+        if bound <= self.capacity:  # the common case, settled by the bound alone: nothing to preempt
+            if bound > self.peak:
+                self.peak = max(self.peak, self.used_during(self.step))
+            return False
         preempted = False
         while self.origin and not self.fits_during(self.step):
             self.preempt(next(reversed(self.origin)))
@@ -870,10 +918,13 @@ class _Simulation:
         else:
             self.run_continuous()
 
-    def result(self, n: int, policy: str, max_batch: int, kv_policy: str) -> Schedule:
+    def result(self, n: int, policy: str, max_batch: int, kv_policy: str, requests_only: bool = False):
+        """The Schedule of the first n requests (or only their Served, the steps not recorded)."""
         reqs = self.reqs
-        served = tuple(Served(reqs[i], self.start[i], self.first[i], self.done[i], self.finish[i], self.batch[i],
-                              self.preempted[i]) for i in range(n))
+        served = tuple(map(Served, reqs[:n], self.start[:n], self.first[:n], self.done[:n], self.finish[:n],
+                           self.batch[:n], self.preempted[:n]))
+        if requests_only:
+            return served
         return Schedule(policy=policy, max_batch=max_batch, kv_policy=kv_policy, capacity_bytes=self.capacity,
                         requests=served, segments=tuple(self.segments), peak_reserved_bytes=self.peak)
 
@@ -908,7 +959,10 @@ class _Simulation:
         admitted = []
         if not self.waiting:  # nothing changes: every caller has noted this step's peak already
             return admitted
-        used = self.used_during(self.step)
+        # The memory in use, `held` (what this step's decoders and reservations hold) plus `joined` (the admitted so
+        # far), all integers: `held` is taken from its upper bound (used_at_most) and computed exactly only when the
+        # bound cannot settle a question (as fits_during and note_peak do).
+        held, exact, joined, reserved_before = self.used_at_most(self.step), False, 0, self.reserved
         room_bytes = self.capacity - self.watermark
         while self.waiting and len(admitted) < room:
             i = self.waiting[0]
@@ -916,13 +970,20 @@ class _Simulation:
                 self.waiting.popleft()
                 continue
             joining = self.cost_of_joining(i)
-            if used + joining > room_bytes:
-                break
+            if held + joined + joining > room_bytes:
+                if exact:
+                    break
+                held, exact = self.used_during(self.step) - (self.reserved - reserved_before), True
+                if held + joined + joining > room_bytes:
+                    break
             self.waiting.popleft()
             admitted.append(i)
-            used += joining
+            joined += joining
             self.reserved += self.need[i] if not self.paged else self.state_bytes
-        self.peak = max(self.peak, used)
+        if held + joined > self.peak:
+            if not exact:
+                held = self.used_during(self.step) - (self.reserved - reserved_before)
+            self.peak = max(self.peak, held + joined)
         return admitted
 
     def idle(self) -> bool:
@@ -951,7 +1012,8 @@ class _Simulation:
             self.peak = max(self.peak, self.used_during(self.step) + sum(
                 _paged_blocks(reqs[i].prompt_tokens + self.generated[i]) for i in joiners) * self.block_bytes)
         dt = cost.time_s(prompt, attention, self.decoders, self.context_sum, len(joiners))
-        self.segments.append(Segment(self.t, 1, dt, 0.0, self.decoders + len(joiners), len(joiners)))
+        if self.segments is not None:
+            self.segments.append(Segment(self.t, 1, dt, 0.0, self.decoders + len(joiners), len(joiners)))
         self.t += dt
         self.context_sum += self.decoders
         s0 = self.step
@@ -973,15 +1035,18 @@ class _Simulation:
     def decode_steps(self, until_s: float | None) -> None:
         """Decode steps until the next request leaves, until the clock reaches `until_s` (an arrival that there is
         room for), or (paged) until the decoders' blocks would no longer fit."""
-        c = self.cost
-        first = c.time_s(0, 0.0, self.decoders, self.context_sum, 0)
-        growth = self.decoders * c.kv_row_s if self.linear else 0.0
+        c, d, context_sum = self.cost, self.decoders, self.context_sum
+        # c.time_s(0, 0.0, d, context_sum, 0), its operations written out (the same floats, fewer calls)
+        first = (max(c.token_s * d + c.logit_s * d, c.weights_s) + max(c.pair_s * context_sum, c.kv_row_s * (
+            context_sum + d)) + c.state_s * (2 * d))
+        growth = d * c.kv_row_s if self.linear else 0.0
         steps = self.leave_steps[0] - self.step + 1 if self.linear else 1
         if until_s is not None and self.t + _elapsed(first, growth, steps) > until_s:
             steps = _steps_until(self.t, until_s, first, growth)
         if self.paged and steps > 1:
             steps = self.steps_that_fit(steps)
-        self.segments.append(Segment(self.t, steps, first, growth, self.decoders, 0))
+        if self.segments is not None:
+            self.segments.append(Segment(self.t, steps, first, growth, self.decoders, 0))
         self.t += _elapsed(first, growth, steps)
         self.context_sum += self.decoders * steps
         if self.paged:
@@ -1065,7 +1130,8 @@ class _Simulation:
         # The operations in StepCost.time_s's order: a whole prompt's step equals prefill_step's to the last bit.
         dt = (cost.matmuls_s(tokens + self.decoders, self.decoders + len(completing)) + math.fsum(attention)
               + cost.decode_attention_s(self.decoders, self.context_sum) + cost.state_s * state)
-        self.segments.append(Segment(self.t, 1, dt, 0.0, self.decoders + len(parts), len(parts)))
+        if self.segments is not None:
+            self.segments.append(Segment(self.t, 1, dt, 0.0, self.decoders + len(parts), len(parts)))
         self.t += dt
         self.context_sum += self.decoders
         s0 = self.step

@@ -249,7 +249,7 @@ def _own(reqs, mine: list[int], arrivals=None) -> tuple[Request, ...]:
 
 
 def _served(reqs, m, hw, max_batch, cost, **how) -> tuple[scheduler.Served, ...]:
-    return scheduler.schedule(reqs, m, hw, "continuous", max_batch, kv_policy="paged", cost=cost, **how).requests
+    return scheduler.served(reqs, m, hw, "continuous", max_batch, kv_policy="paged", cost=cost, **how)
 
 
 def serve(m: Model, hw: Hardware, policy: str, workload: str = DEFAULT_WORKLOAD,
@@ -363,7 +363,8 @@ def goodput(m: Model, hw: Hardware, policy: str, workload: str = DEFAULT_WORKLOA
             link: str = "nvlink", gpus: int = 1, seed: int = DEFAULT_SEED) -> Goodput:
     """The highest rate of RATE_GRID_PER_S whose run keeps up and has at least `goal` of its requests within both
     targets. Attainment only falls as the load grows (a trace at a higher rate is the same trace, its arrivals
-    closer together), so the grid is bisected; a rate above the capacity fails without a run. The tests check the
+    closer together), so the grid is searched by scheduler.highest_meeting; a rate above the capacity fails without
+    a run. The tests check the
     rates around the answer."""
     check_positive("ttft_slo_s", ttft_slo_s)
     check_positive("tpot_slo_s", tpot_slo_s)
@@ -379,13 +380,12 @@ def _goodput(m: Model, hw: Hardware, workload: str, ttft_slo_s: float, tpot_slo_
              setting: tuple) -> Goodput:
     limit = _capacity(m, hw, workload, seed, setting)
 
-    def meets(k: int) -> Run | None:
-        if RATE_GRID_PER_S[k] > limit:  # the GPUs fall behind: no run needed to know it misses
-            return None
-        run = _serve(m, hw, workload, RATE_GRID_PER_S[k], REQUESTS, seed, setting)
-        return run if run.keeps_up and run.attainment(ttft_slo_s, tpot_slo_s) >= goal else None
+    def run(k: int) -> Run:
+        return _serve(m, hw, workload, RATE_GRID_PER_S[k], REQUESTS, seed, setting)
 
     policy, _, prefill_gpus, decode_gpus, _, gpus = setting
     used = prefill_gpus + decode_gpus if policy == "disaggregated" else gpus
-    k = scheduler.highest_meeting(len(RATE_GRID_PER_S), meets)
-    return Goodput(0.0, used, None) if k is None else Goodput(RATE_GRID_PER_S[k], used, meets(k))
+    # The rates above the capacity miss without a run (the GPUs fall behind); below it, the share met less the goal.
+    top = scheduler._highest_within(RATE_GRID_PER_S, limit)
+    k = scheduler.highest_meeting(top, lambda k: run(k).attainment(ttft_slo_s, tpot_slo_s) - goal)
+    return Goodput(0.0, used, None) if k is None else Goodput(RATE_GRID_PER_S[k], used, run(k))

@@ -26,7 +26,6 @@ trace of k.
 
 from __future__ import annotations
 
-import functools
 import math
 import random
 from dataclasses import dataclass
@@ -62,37 +61,46 @@ def lengths(preset: str, n: int, seed: int) -> list[tuple[int, int]]:
     check_choice("preset", preset, BOUNDS)
     n = check_int("n", n, 0, MAX_REQUESTS)
     seed = check_int("seed", seed, -(2**63), 2**63 - 1)
-    return list(_kept_lengths(preset, n, seed) if n <= KEPT_REQUESTS else _lengths(preset, n, seed))
+    return list(_draws(("lengths", preset, seed), n))
 
 
-KEPT_REQUESTS = 1_024  # traces up to this long are kept: a widget asks for one at every arrival rate tried
+# Draws are kept per generator and extended on demand: the first n draws of a generator are the same whatever
+# comes after them, so a trace of n requests is a prefix of a longer one's, and the draws a widget asks for at every
+# rate it tries, and for every doubling of a steady state, are made once. At most KEPT_GENERATORS are kept.
+KEPT_GENERATORS = 16
+_kept: dict[tuple, tuple[random.Random, list]] = {}
 
 
-def _lengths(preset: str, n: int, seed: int) -> tuple[tuple[int, int], ...]:
-    p_lo, p_hi, o_lo, o_hi = BOUNDS[preset]
-    rng = random.Random(f"traces.lengths:{preset}:{seed}")
-    out = []
-    for _ in range(n):
-        prompt = rng.randint(p_lo, p_hi)
-        output = rng.randint(o_lo, o_hi)
-        out.append((prompt, output))
-    return tuple(out)
-
-
-_kept_lengths = functools.lru_cache(maxsize=16)(_lengths)
+def _draws(key: tuple, n: int) -> list:
+    """The first n draws of the generator `key`: ("lengths", preset, seed) gives (prompt, output) pairs,
+    ("gaps", seed) Exp(1) variates, -ln(1 - U)."""
+    if key not in _kept:
+        if len(_kept) >= KEPT_GENERATORS:
+            del _kept[next(iter(_kept))]
+        name = f"traces.lengths:{key[1]}:{key[2]}" if key[0] == "lengths" else f"traces.arrivals:{key[1]}"
+        _kept[key] = random.Random(name), []
+    rng, drawn = _kept[key]
+    if key[0] == "lengths":
+        p_lo, p_hi, o_lo, o_hi = BOUNDS[key[1]]
+        while len(drawn) < n:
+            prompt = rng.randint(p_lo, p_hi)
+            drawn.append((prompt, rng.randint(o_lo, o_hi)))
+    else:
+        while len(drawn) < n:
+            drawn.append(-math.log(1.0 - rng.random()))
+    return drawn[:n]
 
 
 def arrivals(n: int, rate_per_s: float, seed: int) -> list[float]:
-    """n Poisson arrival times in seconds, non-decreasing, the first one gap after t = 0."""
+    """n Poisson arrival times in seconds, non-decreasing, the first one gap after t = 0: each gap an Exp(1) draw
+    over the rate, in whole microseconds."""
     n = check_int("n", n, 0, MAX_REQUESTS)
     rate_per_s = check_positive("rate_per_s", rate_per_s)
     seed = check_int("seed", seed, -(2**63), 2**63 - 1)
-    rng = random.Random(f"traces.arrivals:{seed}")
     t_us = 0
     out = []
-    for _ in range(n):
-        gap_s = -math.log(1.0 - rng.random()) / rate_per_s
-        t_us += round(gap_s * 1_000_000)
+    for draw in _draws(("gaps", seed), n):
+        t_us += round(draw / rate_per_s * 1_000_000)
         out.append(t_us / 1_000_000)
     return out
 

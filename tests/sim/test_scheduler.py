@@ -553,9 +553,37 @@ def test_the_default_scenario():
     assert static.goodput_per_s() < 0.5 * continuous.goodput_per_s()
 
 
+def test_highest_meeting_equals_a_scan():
+    # On margins that only fall, the search finds what trying every index would, probing each index at most once,
+    # never above `top`, and far fewer than all of them.
+    import random
+    rng = random.Random(7)
+    for case in range(400):
+        top = rng.choice((-1, 0, 1, 2, 5, 60, 99, 999))
+        start, margins = rng.uniform(-1, 3), []
+        for _ in range(top + 1):
+            margins.append(start)
+            start -= rng.choice((0.0, rng.expovariate(5.0), rng.expovariate(0.2)))  # flat stretches, cliffs
+        if case % 5 == 0:  # a sigmoid, as attainment against the rate
+            mid, width = rng.uniform(0, top + 1), rng.uniform(0.5, 20)
+            margins = [1 / (1 + math.exp((k - mid) / width)) - 0.9 for k in range(top + 1)]
+        probes = []
+
+        def margin(k):
+            probes.append(k)
+            return margins[k]
+
+        expected = max((k for k in range(top + 1) if all(m >= 0 for m in margins[:k + 1])), default=None)
+        first = rng.choice((None, 0, top // 2, top))
+        assert scheduler.highest_meeting(top, margin, first=first) == expected, (case, top, first)
+        assert len(probes) == len(set(probes)) and all(0 <= k <= top for k in probes)
+        assert len(probes) <= 2 * math.ceil(math.log2(top + 2)) + 1
+    assert scheduler.highest_meeting(-1, lambda k: 1 / 0) is None  # nothing below the top: no probe at all
+
+
 def test_sustained_rate_at_a_latency_target():
-    # The highest rate of the grid within capacity and the median target (Orca's way of comparing), by bisection:
-    # it meets the target there, and the next rate of the grid does not.
+    # The highest rate of the grid within capacity and the median target (Orca's way of comparing), by
+    # highest_meeting: it meets the target there, and the next rate of the grid does not.
     rates = scheduler.RATE_GRID_PER_S
     assert rates[0] == 0.5 and rates[-1] == 50 and list(rates) == sorted(set(rates))
     # issue #23: the grid is every rate the batching-timeline widget can be set to, so a student finds the same rate
