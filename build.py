@@ -28,12 +28,13 @@ from pathlib import Path
 
 import jinja2
 
-from builder import contents, urls
+from builder import contents, frozen, urls
 from builder.assets import bundle_stylesheets, module_graph, pack_sim, script_files, static_files, vendor_files
 from builder.catalogs import Catalog, check_catalogs, check_text_blocks, load_catalog
 from builder.context import LessonContext, LinkUse, WidgetUse
 from builder.course import Course, load_plan, make_course
 from builder.expressions import namespace
+from builder.frozen import Frozen, fingerprint
 from builder.lessons import SourceLesson, load_lessons
 from builder.markdown import make_markdown, render_lesson_markdown
 from builder.offline import service_worker
@@ -60,6 +61,9 @@ class Paths:
     node_modules: Path = ROOT / "node_modules"
     out: Path = ROOT / "_site"
     dev: bool = False  # pages reload themselves after a rebuild (serve)
+    # The frozen figures, lessons/frozen.json (builder/frozen.py): "read" takes what it holds for the same simulator
+    # code, "write" also writes it back after a build that succeeds (build.py build, serve), "none" computes all.
+    frozen: str = "read"
 
 
 @dataclass(frozen=True)
@@ -110,12 +114,12 @@ def _load_catalogs(files: dict[str, Path], problems: list[Problem], required: bo
 
 
 def parse_lesson(source: SourceLesson, sources: Sources, templates: jinja2.Environment,
-                 names: dict) -> tuple[ParsedLesson, list[Problem]]:
+                 names: dict, store: Frozen) -> tuple[ParsedLesson, list[Problem]]:
     """The lesson's body as HTML with every directive rendered, and the problems found in it."""
     md = make_markdown()
     errors = []
     ctx = LessonContext(lang=source.lang, slug=source.slug, templates=templates, course=sources.course,
-                        terms=sources.terms, ui=sources.ui[source.lang], names=names)
+                        terms=sources.terms, ui=sources.ui[source.lang], names=names, frozen=store)
     ctx.render_markdown = lambda text, line: render_lesson_markdown(md, text, line, ctx, errors)
     html = render_lesson_markdown(md, source.body, source.body_line, ctx, errors, parts=True)
     problems = list(dict.fromkeys(Problem(source.path, e.line, e.message) for e in errors))  # nested bodies repeat
@@ -240,8 +244,17 @@ def question_entries(ui: dict, lesson: dict, parsed: ParsedLesson) -> list[dict]
     return entries
 
 
-def build_site(paths: Paths) -> dict[str, bytes | Path]:
+def frozen_store(paths: Paths) -> Frozen:
+    """The frozen figures a build of these lessons may take (none if paths.frozen says so)."""
+    if paths.frozen not in ("read", "write", "none"):
+        raise ValueError(f"Paths.frozen is read, write or none, got {paths.frozen!r}")
+    return Frozen(paths.lessons / frozen.FILE if paths.frozen != "none" else None,
+                  fingerprint(paths.sim, ROOT / "builder" / "expressions.py"))
+
+
+def build_site(paths: Paths, store: Frozen | None = None) -> dict[str, bytes | Path]:
     """Everything the site holds, by site path: page text as bytes, copied files as source paths."""
+    store = store or frozen_store(paths)
     sources, problems, blocking = load_sources(paths)
     css_path, css_bytes = bundle_stylesheets(paths.static)
     scripts, script_paths = script_files(paths.static)
@@ -249,13 +262,13 @@ def build_site(paths: Paths) -> dict[str, bytes | Path]:
                                page_modules=module_graph(paths.static / "js", "page.js"))
     blocking += check_text_blocks(paths.sim)
     if not blocking:
-        blocking += check_widgets(templates, sources.ui)
+        blocking += check_widgets(templates, sources.ui, store)
     if blocking:  # no page can be drawn with words or widgets missing
         raise BuildFailed(problems + blocking)
     names = namespace()
     parsed = []
     for source in sources.lessons:
-        lesson, found = parse_lesson(source, sources, templates, names)
+        lesson, found = parse_lesson(source, sources, templates, names, store)
         parsed.append(lesson)
         problems += found
     problems += check_links(parsed)
@@ -326,7 +339,8 @@ def _copy(source: Path, target: Path) -> None:
 def build(paths: Paths) -> float:
     """Build the site into paths.out; returns seconds taken. Raises BuildFailed, leaving the old site."""
     started = time.perf_counter()
-    files = build_site(paths)
+    store = frozen_store(paths)
+    files = build_site(paths, store)
 
     def finish(site: Path) -> None:
         """The search index, then the service worker, whose manifest lists the index's files too."""
@@ -337,6 +351,8 @@ def build(paths: Paths) -> float:
         (site / "sw.js").write_bytes(service_worker(paths.service_worker, {**files, **index}, offline))
 
     write_site(files, paths.out, finish=finish)
+    if paths.frozen == "write":
+        store.save()
     return time.perf_counter() - started
 
 
@@ -361,13 +377,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8000, help="port (serve)")
     parser.add_argument("--dev", action="store_true", help="pages reload themselves after a rebuild (serve sets it)")
     args = parser.parse_args(argv)
-    paths = Paths(lessons=args.lessons.resolve(), out=args.out.resolve(), dev=args.dev or args.command == "serve")
+    paths = Paths(lessons=args.lessons.resolve(), out=args.out.resolve(), dev=args.dev or args.command == "serve",
+                  frozen="write")  # check builds from the frozen figures too, and keeps nothing
     try:
         if args.command == "build":
             print(f"built {paths.out} in {build(paths):.2f} s")
         elif args.command == "check":
             with tempfile.TemporaryDirectory() as scratch:
-                build(Paths(lessons=paths.lessons, out=Path(scratch) / "_site"))
+                build(Paths(lessons=paths.lessons, out=Path(scratch) / "_site", frozen="read"))
             stdlib = python_stdlib(paths, pack_sim(paths.sim)[1])
             print(f"the standard library sent, {stdlib.site_path} ({len(stdlib.data) / 1000:.0f} KB), "
                   "holds every module the site's Python imports, each with the step that imported it:")

@@ -10,6 +10,7 @@ import jinja2
 
 from builder import urls
 from builder.course import Course
+from builder.frozen import Frozen
 from builder.terms import Term
 
 
@@ -41,6 +42,7 @@ class LessonContext:
     terms: dict[str, Term]
     ui: dict  # the page chrome's words in this language (site/i18n/<lang>.yml)
     names: dict  # for {sim}`EXPR`
+    frozen: Frozen  # what the simulator gave an earlier build of the same code (builder/frozen.py)
     render_markdown: Callable[[str, int], str] = None  # (markdown, 1-based line of its first line) -> HTML
     widgets: list[WidgetUse] = field(default_factory=list)
     scripted: bool = False  # the page needs the client script (widgets, clickable formulas)

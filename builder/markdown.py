@@ -223,7 +223,8 @@ def _prepare(token: Token, line: int, ctx: LessonContext) -> None:
         token.meta["html"] = mathml
     elif token.type == "sim_expr":
         try:
-            token.meta["html"] = f'<span class="sim-value">{html.escape(evaluate(token.content, ctx.names))}</span>'
+            text = ctx.frozen.expression(token.content, lambda: evaluate(token.content, ctx.names))
+            token.meta["html"] = f'<span class="sim-value">{html.escape(text)}</span>'
         except ExpressionError as e:
             raise LessonError(line, str(e)) from None
     elif token.type in ("html_block", "html_inline"):

@@ -16,6 +16,7 @@ from types import ModuleType
 
 import jinja2
 
+from builder.frozen import Frozen
 from builder.problems import Problem
 from builder.templates import json_island
 from sim import kit, widgets
@@ -189,7 +190,7 @@ def _segments(text: str, view: dict) -> list[dict]:
 
 # --- build-time check of every widget ---------------------------------------------------------------
 
-def check_widgets(templates: jinja2.Environment, ui: dict[str, dict]) -> list[Problem]:
+def check_widgets(templates: jinja2.Environment, ui: dict[str, dict], store: Frozen) -> list[Problem]:
     """Render every widget with its defaults in every language; each failure as a problem at its line."""
     problems = []
     for name in widgets.names():
@@ -203,7 +204,7 @@ def check_widgets(templates: jinja2.Environment, ui: dict[str, dict]) -> list[Pr
         for lang in LANGUAGES:
             try:
                 state = declaration.coerce({"lang": lang})
-                view = module.render(state)
+                view = store.view(name, module, state)
                 render_widget(templates, ui[lang], name, name, view["state"], view)
             except DeclarationError as e:
                 path = _module_path(module)

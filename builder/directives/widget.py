@@ -44,7 +44,7 @@ def widget_directive(ctx: LessonContext, args: str, body: str, line: int) -> str
     if problems:
         raise LessonErrors([LessonError(key_line(body, key, line + 1) if key else line + 1, f"widget {name}: {message}")
                             for key, message in problems])
-    view = module.render(declaration.coerce({**config, "lang": ctx.lang}))
+    view = ctx.frozen.view(name, module, declaration.coerce({**config, "lang": ctx.lang}))
     state = view["state"]  # what render actually used: presets may fill dependent fields
     ctx.scripted = True
     ctx.widgets.append(WidgetUse(name=name, id=widget_id, line=line, outputs=frozenset(view["outputs"]),

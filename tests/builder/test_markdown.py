@@ -11,6 +11,7 @@ from builder.catalogs import load_catalog
 from builder.context import LessonContext
 from builder.course import Course
 from builder.expressions import namespace
+from builder.frozen import Frozen
 from builder.lessons import SourceLesson
 from builder.markdown import make_markdown, render_lesson_markdown
 from builder.mathml import split_lines, to_mathml
@@ -35,7 +36,7 @@ def ui(lang: str) -> dict:
 def make_context(problems: list, lang: str = "zh") -> LessonContext:
     md = make_markdown()
     ctx = LessonContext(lang=lang, slug="demo", templates=jinja2.Environment(), course=COURSE, terms=TERMS,
-                        ui=ui(lang), names=namespace())
+                        ui=ui(lang), names=namespace(), frozen=Frozen(None, ""))
     ctx.render_markdown = lambda body, line: render_lesson_markdown(md, body, line, ctx, problems)
     return ctx
 

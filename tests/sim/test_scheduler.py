@@ -569,7 +569,7 @@ def test_highest_meeting_equals_a_scan():
             margins = [1 / (1 + math.exp((k - mid) / width)) - 0.9 for k in range(top + 1)]
         probes = []
 
-        def margin(k):
+        def margin(k, margins=margins, probes=probes):
             probes.append(k)
             return margins[k]
 
