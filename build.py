@@ -276,7 +276,7 @@ def build_site(paths: Paths, store: Frozen | None = None) -> dict[str, bytes | P
                  for source in sources.lessons if source.slug == urls.OFFLINE]
     if problems:
         raise BuildFailed(problems)
-    sim_zip, sim_bytes = pack_sim(paths.sim)
+    sim_zip, sim_bytes = pack_sim(paths.sim, paths.node_modules / ".cache" / "inferlab")
     stdlib = python_stdlib(paths, sim_bytes)
     files: dict[str, bytes | Path] = {path: html.encode() for path, html in
                                       render_pages(parsed, sources, templates, sim_zip, stdlib.site_path).items()}

@@ -6,10 +6,12 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import re
 import zipfile
 from pathlib import Path
 
+from builder import pysource
 from builder.pysource import strip
 
 # (package folder under node_modules, files to copy, folder under _site/vendor/)
@@ -91,9 +93,11 @@ def static_files(static_dir: Path) -> dict[str, Path]:
             if p.is_file() and p.suffix != ".css" and p.relative_to(static_dir).parts[0] != "js"}
 
 
-def pack_sim(sim_dir: Path) -> tuple[str, bytes]:
+def pack_sim(sim_dir: Path, cache_dir: Path | None = None) -> tuple[str, bytes]:
     """The simulator package as a deterministic zip, and its content-hashed site path. Its Python files go without
-    their comments and docstrings (builder/pysource.py): the browser runs the code, a student waits for every byte."""
+    their comments and docstrings (builder/pysource.py): the browser runs the code, a student waits for every byte.
+    Stripping a file takes tens of ms (it proves nothing but comments and docstrings went), and every build of
+    `build.py serve` is a fresh process: a file already stripped is taken from `cache_dir` if given."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
         for path in sorted(sim_dir.rglob("*")):
@@ -101,6 +105,22 @@ def pack_sim(sim_dir: Path) -> tuple[str, bytes]:
                 info = zipfile.ZipInfo(f"sim/{path.relative_to(sim_dir).as_posix()}", ZIP_EPOCH)
                 info.compress_type = zipfile.ZIP_DEFLATED
                 data = path.read_bytes()
-                zf.writestr(info, strip(data.decode()).encode() if path.suffix == ".py" else data, compresslevel=9)
+                zf.writestr(info, _stripped(data, cache_dir) if path.suffix == ".py" else data, compresslevel=9)
     data = buffer.getvalue()
     return f"py/sim-{hashlib.sha256(data).hexdigest()[:12]}.zip", data
+
+
+def _stripped(source: bytes, cache_dir: Path | None) -> bytes:
+    """strip() of a Python file's bytes, kept in cache_dir under a hash of the file and of the stripper."""
+    if cache_dir is None:
+        return strip(source.decode()).encode()
+    key = hashlib.sha256(hashlib.sha256(Path(pysource.__file__).read_bytes()).digest() + source).hexdigest()[:24]
+    kept = cache_dir / "stripped" / f"{key}.py"
+    if kept.is_file():
+        return kept.read_bytes()
+    data = strip(source.decode()).encode()
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    partial = kept.with_suffix(f".{os.getpid()}.tmp")  # whole or absent: written aside, then renamed
+    partial.write_bytes(data)
+    partial.replace(kept)
+    return data

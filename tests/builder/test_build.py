@@ -103,9 +103,16 @@ def test_vendor_assets_and_sim_zip(demo_site, tmp_path):
     assert json.loads(out.stdout) == json.loads(widgets.render_json("roofline", '{"T": 99}'))
 
 
-def test_sim_zip_name_is_deterministic():
+def test_sim_zip_name_is_deterministic(tmp_path):
     from builder.assets import pack_sim
-    assert pack_sim(build.ROOT / "sim") == pack_sim(build.ROOT / "sim")
+    plain = pack_sim(build.ROOT / "sim")
+    assert plain == pack_sim(build.ROOT / "sim")
+    # Stripped files kept in a cache (a rebuild is a fresh process) give the same zip, made or taken from there.
+    assert pack_sim(build.ROOT / "sim", tmp_path) == plain
+    kept = sorted((tmp_path / "stripped").iterdir())
+    assert len(kept) == len({p.read_bytes() for p in (build.ROOT / "sim").rglob("*.py") if "__pycache__" not in p.parts})
+    kept[0].write_text("# a stale entry, to see that it is read\n")
+    assert pack_sim(build.ROOT / "sim", tmp_path) != plain
 
 
 def test_scripts_live_in_a_folder_named_by_their_content(tmp_path, demo_site):
