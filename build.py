@@ -376,15 +376,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Paths.out, help="output folder (build, serve)")
     parser.add_argument("--port", type=int, default=8000, help="port (serve)")
     parser.add_argument("--dev", action="store_true", help="pages reload themselves after a rebuild (serve sets it)")
+    parser.add_argument("--frozen", choices=("write", "read", "none"), default="write",
+                        help="lessons/frozen.json: take it and write it back (build, serve), only take it (check "
+                             "always does), or compute every figure")
     args = parser.parse_args(argv)
     paths = Paths(lessons=args.lessons.resolve(), out=args.out.resolve(), dev=args.dev or args.command == "serve",
-                  frozen="write")  # check builds from the frozen figures too, and keeps nothing
+                  frozen=args.frozen)
     try:
         if args.command == "build":
             print(f"built {paths.out} in {build(paths):.2f} s")
         elif args.command == "check":
             with tempfile.TemporaryDirectory() as scratch:
-                build(Paths(lessons=paths.lessons, out=Path(scratch) / "_site", frozen="read"))
+                build(Paths(lessons=paths.lessons, out=Path(scratch) / "_site",
+                            frozen="none" if args.frozen == "none" else "read"))
             stdlib = python_stdlib(paths, pack_sim(paths.sim)[1])
             print(f"the standard library sent, {stdlib.site_path} ({len(stdlib.data) / 1000:.0f} KB), "
                   "holds every module the site's Python imports, each with the step that imported it:")
