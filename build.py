@@ -405,7 +405,8 @@ def main(argv: list[str] | None = None) -> int:
             rebuild = [sys.executable, str(Path(__file__).resolve()), "build", "--dev",
                        "--lessons", str(paths.lessons), "--out", str(paths.out)]
             sources = [paths.lessons, paths.templates, paths.static, paths.catalogs, paths.sim, ROOT / "builder"]
-            serve(paths.out, args.port, sources, rebuild, announce=lambda line: print(line, flush=True))
+            serve(paths.out, args.port, sources, rebuild, announce=lambda line: print(line, flush=True),
+                  ignore=frozenset({paths.lessons / frozen.FILE}))  # what the rebuild writes is no save
     except BuildFailed as failed:
         report(failed)
         return 2

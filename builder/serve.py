@@ -140,35 +140,37 @@ class Server:
         self.httpd.server_close()
 
 
-def source_stamp(folders: list[Path]) -> tuple:
-    """Names and modification times of every source file: a change in any means rebuild."""
+def source_stamp(folders: list[Path], ignore: frozenset[Path] = frozenset()) -> tuple:
+    """Names and modification times of every source file but those ignored: a change in any means rebuild."""
     stamp = []
     for folder in folders:
         for p in folder.rglob("*"):
-            if p.is_file() and "__pycache__" not in p.parts:
+            if p.is_file() and "__pycache__" not in p.parts and p not in ignore:
                 stamp.append((str(p), p.stat().st_mtime_ns))
     return tuple(sorted(stamp))
 
 
-def watch(folders: list[Path], rebuild: list[str], interval_s: float = 0.4) -> None:
-    """Run the command `rebuild` whenever a source changes (forever).
+def watch(folders: list[Path], rebuild: list[str], interval_s: float = 0.4,
+          ignore: frozenset[Path] = frozenset()) -> None:
+    """Run the command `rebuild` whenever a source changes (forever). Files the rebuild itself writes (the frozen
+    figures) are in `ignore`: a change there is no save.
 
     Each rebuild runs in a fresh interpreter so that edits to sim/ and builder/ take effect too; a broken
     save prints its problems and keeps the last good site.
     """
-    stamp = source_stamp(folders)
+    stamp = source_stamp(folders, ignore)
     while True:
         time.sleep(interval_s)
-        current = source_stamp(folders)
+        current = source_stamp(folders, ignore)
         if current != stamp:
             stamp = current
             subprocess.run(rebuild, check=False)
 
 
 def serve(directory: Path, port: int, folders: list[Path], rebuild: list[str],
-          announce: Callable[[str], None] = print) -> None:
-    """Serve `directory` at 127.0.0.1:port and rebuild on save, until Ctrl-C."""
-    threading.Thread(target=watch, args=(folders, rebuild), daemon=True).start()
+          announce: Callable[[str], None] = print, ignore: frozenset[Path] = frozenset()) -> None:
+    """Serve `directory` at 127.0.0.1:port and rebuild on save (files in `ignore` excepted), until Ctrl-C."""
+    threading.Thread(target=watch, args=(folders, rebuild), kwargs={"ignore": ignore}, daemon=True).start()
     server = Server(directory, port)
     announce(f"serving {directory} at {server.origin}/ (Ctrl-C stops)")
     try:

@@ -71,11 +71,17 @@ def test_serve_survives_a_broken_save_and_recovers(tmp_path):
         server.wait_for("the previous site is unchanged", after=mark)
         assert server.get("demo/") == page and server.get("__build_id") == build_id
 
+        # A save that adds a computed figure: the rebuild writes it to the lessons' frozen figures, and that write
+        # is no save (no second rebuild follows).
         mark = len(server.lines)
-        lesson.write_text(good.replace("title: 演示课", "title: 改过的课"), encoding="utf-8")
+        lesson.write_text(good.replace("title: 演示课", "title: 改过的课") + "\n又一个数：{sim}`grouped(128 * 7)`。\n",
+                          encoding="utf-8")
         server.wait_for("built", after=mark)
-        assert "<title>改过的课 · inferlab</title>" in server.get("demo/")
+        assert "<title>改过的课 · inferlab</title>" in server.get("demo/") and "896" in server.get("demo/")
         assert server.get("__build_id") != build_id
+        assert '"grouped(128 * 7)": "896"' in (lessons / "frozen.json").read_text(encoding="utf-8")
+        time.sleep(6)  # a rebuild takes 2-3 s
+        assert sum("built" in line for line in server.lines[mark:]) == 1, server.lines[mark:]
     finally:
         server.process.terminate()
         server.process.wait(timeout=10)
