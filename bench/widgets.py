@@ -206,13 +206,15 @@ def summary(values: list) -> str:
     return text + (f", {missing} unanswered in {MOVE_LIMIT_MS / 1000:.0f} s" if missing else "")
 
 
-def rows(site: Path, playwright) -> list[tuple[str, str, str]]:
-    """The bench rows: one per widget, then the two 'meanwhile' rows."""
+def rows(site: Path, playwright, only: list[str] | None = None) -> list[tuple[str, str, str]]:
+    """The bench rows: one per widget (of the lessons whose slugs are in `only`, if given), then the two 'meanwhile'
+    rows."""
     server = Server(site)
     browser = playwright.chromium.launch(executable_path=executable(), args=ARGS)
     try:
         context = browser.new_context()
-        per_widget = measure_widgets(context, server, lessons(site))
+        pages = [p for p in lessons(site) if only is None or p.split("/")[1] in only]
+        per_widget = measure_widgets(context, server, pages)
         meanwhile = measure_meanwhile(context, server)
         context.close()
     finally:
@@ -231,11 +233,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--site", type=Path, required=True, help="a built site (build.py build)")
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--lesson", action="append", help="only this lesson's widgets (a slug; may be repeated)")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        found = rows(args.site, p)
+        found = rows(args.site, p, args.lesson)
     width = max(len(r[0]) for r in found)
     for name, value, budget in found:
         print(f"{name:<{width}}  {value}  [budget {budget}]", flush=True)
