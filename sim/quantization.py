@@ -26,9 +26,9 @@ and peaks.
   the norms, the MTP layer and the vision tower: GPTQ keeps the embeddings and the output layer in FP16 (§5), and
   quantised checkpoints leave lm_head unquantised.
   - bf16: 2 bytes per weight, multiplied at the BF16 peak.
-  - fp8 (W8A8): 1 byte; on a GPU with FP8 tensor cores the matmuls run at its FP8 peak (the activations are
-    quantised to FP8 per token, counted as free). A GPU without them (A100) runs FP8 weights weight-only, widened to
-    16 bits (vLLM's FP8 Marlin), like int8.
+  - fp8 (W8A8): 1 byte; on a GPU with FP8 tensor cores the decoder layers' matmuls run at its FP8 peak (the
+    activations are quantised to FP8 per token, counted as free) and the LM head, kept in BF16, at the BF16 peak.
+    A GPU without them (A100) runs FP8 weights weight-only, widened to 16 bits (vLLM's FP8 Marlin), like int8.
   - int8 (W8A16) and int4 (W4A16): weight-only; each weight is widened to BF16 in registers and multiplied at the
     BF16 peak, which is why past the ridge they gain nothing (AutoAWQ's README; GPTQ §6).
   The per-channel scales of fp8 and int8 (one per 5,120-wide row, 0.003 bits per weight) are left out; int4's group
@@ -357,7 +357,10 @@ def decode(m: Model, hw: Hardware, batch: int, context: int, weights: str = "bf1
     flops = roofline.matmul_flops(m, b, sampled=b)
     if weight_only(weights, hw):
         flops += DEQUANT_FLOPS_PER_WEIGHT * quantized_params(m)
-    peak = hw.fp8_peak_flops_per_s if uses_fp8_compute(weights, hw) else hw.peak_flops_per_s
+    peak = hw.peak_flops_per_s
+    if uses_fp8_compute(weights, hw):  # one op whose arithmetic takes the layers' time at FP8 plus the head's at BF16
+        head = roofline.matmul_flops(m, 0, sampled=b)
+        peak = flops / ((flops - head) / hw.fp8_peak_flops_per_s + head / hw.peak_flops_per_s)
     read_kv = kv if kv_fused else "bf16"
     ops = [
         roofline.Op("matmuls", flops, matmul_weight_bytes(m, weights, group_size), peak, hw.bandwidth_bytes_per_s),
@@ -391,11 +394,13 @@ def bytes_per_request(m: Model, context: int, kv: str = "bf16") -> float:
 
 def max_requests(m: Model, hw: Hardware, context: int, weights: str = "bf16", group_size: int = 128,
                  kv: str = "bf16") -> int:
-    """Requests with `context` tokens cached that fit beside the checkpoint in these formats (0 if none)."""
+    """Requests with `context` tokens cached that fit beside the checkpoint in these formats (0 if none; at most
+    roofline.MAX_BATCH, which is also the answer when a request holds nothing: no context, no recurrent state)."""
     free = hw.memory_bytes - resident_weight_bytes(m, weights, group_size)
     if free <= 0:
         return 0
-    return min(roofline.MAX_BATCH, int(free // bytes_per_request(m, context, kv)))
+    per_request = bytes_per_request(m, context, kv)
+    return min(roofline.MAX_BATCH, int(free // per_request)) if per_request > 0 else roofline.MAX_BATCH
 
 
 # --- GPTQ's OPT-175B, Table 6 and §5 -------------------------------------------------------------------------------

@@ -54,7 +54,8 @@ TEXT = {
         "unfused": "反量化没融合进注意力：注意力读的仍是 BF16 的副本，这一步不会因为 KV 变小而变快，"
                    "只是放得下更多请求。",
         "note": "每一步都是屋顶线下限：峰值算力、满带宽，每个算子各自取界再相加。量化的是解码层里的矩阵乘权重；"
-                "LM head、嵌入、MTP 层和视觉塔留在 BF16。W8A8 在有 FP8 张量核的卡上按 FP8 峰值乘；"
+                "LM head、嵌入、MTP 层和视觉塔留在 BF16。W8A8 在有 FP8 张量核的卡上按 FP8 峰值乘"
+                "（留在 BF16 的 LM head 仍按 BF16 峰值）；"
                 "W8A16、W4A16 先把权重还原成 BF16，按 BF16 峰值乘，"
                 "外加每个权重每步 {dequant} 次运算的反量化（我们的取法）。"
                 "INT4 每组存一个 FP16 scale 和一个 4 bit 零点；FP8 和 INT8 的逐通道 scale 不到 0.01 bit，没算。"
@@ -112,9 +113,10 @@ TEXT = {
         "note": "Every step is a roofline lower bound: peak compute, full bandwidth, each operation bounded on its own "
                 "and the bounds added. The format applies to the decoder layers' matmul weights; the LM head, the "
                 "embedding, the MTP layer and the vision tower stay in BF16. W8A8 multiplies at the FP8 peak on a GPU "
-                "with FP8 tensor cores; W8A16 and W4A16 widen the weights to BF16 and multiply at the BF16 peak, plus "
-                "{dequant} operations per weight per step for the dequantisation (our choice of a stand-in). INT4 "
-                "stores an FP16 scale and a 4-bit zero point per group; the per-channel scales of FP8 and INT8, under "
+                "with FP8 tensor cores (the LM head, still BF16, at the BF16 peak); W8A16 and W4A16 widen the weights "
+                "to BF16 and multiply at the BF16 peak, plus {dequant} operations per weight per step for the "
+                "dequantisation (our choice of a stand-in). INT4 stores an FP16 scale and a 4-bit zero point per "
+                "group; the per-channel scales of FP8 and INT8, under "
                 "0.01 bits, are left out. The 2-bit KV follows KIVI: an FP16 scale and zero point per 32 elements "
                 "(3 bits per element), each request's newest 32 tokens kept in BF16. The recurrent state is always "
                 "FP32.",

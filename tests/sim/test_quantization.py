@@ -127,8 +127,19 @@ def test_w4a16_at_batch_1_reads_its_bytes():
 def test_fp8_multiplies_at_the_fp8_peak_only_where_there_is_one():
     big = 1024
     h100_fp8, h100_int8 = q.decode(ANCHOR, H100, big, 1024, "fp8"), q.decode(ANCHOR, H100, big, 1024, "int8")
-    assert h100_fp8.op("matmuls").peak_flops_per_s == H100.fp8_peak_flops_per_s == 2 * H100.peak_flops_per_s
-    assert h100_fp8.op("matmuls").time_s < 0.6 * h100_int8.op("matmuls").time_s
+    assert H100.fp8_peak_flops_per_s == 2 * H100.peak_flops_per_s
+    # issue #46: the decoder layers at the FP8 peak, the LM head (kept in BF16) at the BF16 peak
+    head = roofline.matmul_flops(ANCHOR, 0, sampled=big)
+    layers = roofline.matmul_flops(ANCHOR, big, sampled=0)
+    matmuls = h100_fp8.op("matmuls")
+    assert matmuls.compute_time_s == pytest.approx(layers / H100.fp8_peak_flops_per_s + head / H100.peak_flops_per_s,
+                                                   rel=1e-12)
+    assert H100.peak_flops_per_s < matmuls.peak_flops_per_s < H100.fp8_peak_flops_per_s
+    assert matmuls.time_s < 0.6 * h100_int8.op("matmuls").time_s
+    # the ridge the widget shows: 296 requests for the anchor on an H100 (311 with the head at the FP8 peak),
+    # 207 on an H200 (was 217), 282 on a B200 (was 296)
+    assert [q.ridge_batch(ANCHOR, presets.hardware(k), "fp8") for k in ("h100-sxm", "h200-sxm", "b200")] == [
+        296, 207, 282]
     # the A100 has no FP8 tensor cores: FP8 weights are weight-only there, as INT8 is
     assert q.decode(ANCHOR, A100, big, 1024, "fp8") == q.decode(ANCHOR, A100, big, 1024, "int8")
     assert A100.fp8_peak_flops_per_s is None
@@ -166,6 +177,14 @@ def test_max_requests_fit_and_one_more_does_not(weights, kv):
         n = q.max_requests(m, H100, 4096, weights, 128, kv)
         used = q.resident_weight_bytes(m, weights) + n * q.bytes_per_request(m, 4096, kv)
         assert used <= H100.memory_bytes < used + q.bytes_per_request(m, 4096, kv)
+
+
+def test_a_request_that_holds_nothing_is_not_bounded_by_memory():
+    # issue #46: no context and no recurrent state used to divide by zero
+    plain = next(m for m in MODELS if q.bytes_per_request(m, 0) == 0)
+    assert q.max_requests(plain, H100, 0) == roofline.MAX_BATCH
+    hybrid = next(m for m in MODELS if q.bytes_per_request(m, 0) > 0)  # its recurrent state still counts
+    assert q.max_requests(hybrid, H100, 0) < roofline.MAX_BATCH
 
 
 def test_fewer_bits_never_slow_a_memory_bound_step():
