@@ -28,7 +28,8 @@ step at the default setting); no request leaves or joins meanwhile; the joiner w
 Readouts (all seconds):
 - decode_s: a decode-only step of the batch (what every step would take without the joiner);
 - first_step_s: the step the joiner's first chunk (or whole prompt) runs in;
-- stall_s: the longest step while the prompt is computed, the worst TPOT a decoder sees;
+- stall_s: the longest step while the prompt is computed, the longest ITL (inter-token latency: the gap
+  between two of its tokens) a decoder sees, where TPOT averages its gaps;
 - ttft_s: the sum of the prompt's steps, from its arrival to its first token (its last chunk samples it);
 - whole_s: the same prompt whole, in one step with the batch (the TTFT with chunk_tokens = 0);
 - alone_s: the same prompt whole with no decode batch (roofline.prefill's time);
@@ -134,7 +135,7 @@ class Interference:
 
     @property
     def stall_s(self) -> float:
-        """The worst TPOT a decoder sees while the prompt is computed: the longest step (0 without a batch)."""
+        """The longest ITL a decoder sees while the prompt is computed: the longest step (0 without a batch)."""
         return self.longest.time_s if self.batch else 0.0
 
     @property
