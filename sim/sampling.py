@@ -23,13 +23,18 @@ THE RULES (in float64 here).
   the top token's (min_p = 0: off): a threshold relative to the top token, not an absolute one.
 - Together they apply in the order top-k, top-p, min-p, each to what the one before kept, renormalised: top-p after
   top-k on the survivors renormalised, as vLLM's sampler masks top-k then takes top-p over the softmax of what is left.
-  Min-p's threshold is relative, so renormalising never changes what it keeps.
+  Min-p's threshold is relative, so renormalising never changes what it keeps. vLLM V1 (order "vllm-v1") runs min-p
+  first, as a logits processor, then top-k and top-p: its Sampler's docstring, vllm/v1/sample/sampler.py at commit
+  3e342658, lists "Apply temperature", then the argmax-invariant logits processors, "by default the min_p
+  processor", then "Apply top_k and/or top_p". Min-p then thins the tail before top-p renormalises, so top-p
+  reaches p with fewer tokens.
 - TIES: tokens of equal probability are ranked by token id, lowest first, and top-k and top-p keep a prefix of that
   ranking. So top-k may keep part of a run of equal tokens, and the nucleus is the shortest prefix that reaches p,
   even when the last token it needs ties with tokens left out. Min-p keeps every token tied at its threshold.
 - ORDER, which engines differ on: "temperature-first" truncates the distribution at temperature t (vLLM's sampler
   divides the logits by t, then applies top-k and top-p); "truncate-first" truncates the distribution at t = 1 and
-  applies t to the survivors (llama.cpp's default chain puts temperature after top-k, top-p and min-p).
+  applies t to the survivors (llama.cpp's default chain puts temperature after top-k, top-p and min-p); "vllm-v1"
+  is temperature first with min-p before top-k and top-p, as above.
 - kept_mass is p', the probability of what the truncations keep before renormalising, in the distribution they saw
   (at temperature t, or at t = 1 when truncating first). At t = 0 the one token kept holds all of it.
 - The sampler draws with a random.Random seeded by a string (SEED and the run), as every draw in sim/ does.
@@ -88,7 +93,7 @@ MAX_K = 1_000
 MAX_TEMPERATURE = 2.0
 MAX_SAMPLES = 100_000
 SHOWN_RANKS = 20  # ranks the widget's histogram shows one by one; the rest are one bar
-ORDERS = ("temperature-first", "truncate-first")
+ORDERS = ("temperature-first", "truncate-first", "vllm-v1")
 
 
 @dataclass(frozen=True)
@@ -275,11 +280,13 @@ class Result:
 
 
 def truncate(runs, s: Settings) -> tuple[Run, ...]:
-    """top-k, then top-p over the survivors renormalised, then min-p (see the module docstring)."""
-    kept = top_k(runs, s.top_k)
+    """top-k, then top-p over the survivors renormalised, then min-p; under "vllm-v1" min-p first (see the module
+    docstring)."""
+    kept = min_p(runs, s.min_p) if s.order == "vllm-v1" else runs
+    kept = top_k(kept, s.top_k)
     if s.top_p < 1:
         kept = top_p(_renormalised(kept), s.top_p)
-    return min_p(kept, s.min_p)
+    return kept if s.order == "vllm-v1" else min_p(kept, s.min_p)
 
 
 def apply(gs, s: Settings) -> Result:
@@ -287,7 +294,7 @@ def apply(gs, s: Settings) -> Result:
     if s.temperature == 0:
         first = gs[0]
         return Result((Run(1.0, 1, first.first),), 1.0)
-    if s.order == "temperature-first":
+    if s.order != "truncate-first":
         seen = softmax(gs, s.temperature)
         kept = truncate(seen, s)
         return Result(_rescaled(kept, seen), _kept_mass(kept, seen))

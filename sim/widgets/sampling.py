@@ -2,7 +2,8 @@
 
 The physics is sim/sampling.py (its docstring states every convention: the synthetic Zipf-like logits over the anchor's
 vocabulary with the tail in buckets, temperature on logits, the nucleus as the smallest set reaching p, min-p relative
-to the top token, ties by token id, the two orders of temperature and truncation). The figure draws the twenty most
+to the top token, ties by token id, the three orders: temperature before or after the textbook chain, or vLLM V1's
+min-p first). The figure draws the twenty most
 probable tokens and one bar for the rest: the model's distribution at t = 1, the one sampled from, and the draws.
 """
 
@@ -26,6 +27,7 @@ TEXT = {
         "order": "先后顺序",
         "order=temperature-first": "先温度，再截断",
         "order=truncate-first": "先截断，再温度",
+        "order=vllm-v1": "vLLM V1：先温度，再 min-p，最后 top-k、top-p",
         "samples": "抽样次数",
         "run": "第几轮（随机种子）",
         "kept_tokens": "留下的 token 数",
@@ -69,6 +71,7 @@ TEXT = {
         "order": "Order",
         "order=temperature-first": "Temperature, then truncation",
         "order=truncate-first": "Truncation, then temperature",
+        "order=vllm-v1": "vLLM V1: temperature, min-p, then top-k and top-p",
         "samples": "Draws",
         "run": "Run (random seed)",
         "kept_tokens": "Tokens kept",

@@ -276,6 +276,22 @@ def test_leviathan_table_3_argmax_against_sampling():
     assert sampling.LEVIATHAN_TABLE_3[("T5-XXL (EnDe)", "T5-small")] == (0.75, 0.62)
 
 
+def test_vllm_v1_applies_min_p_before_top_k_and_top_p():
+    # issue #46: vLLM V1's sampler runs temperature, min-p, then top-k and top-p (vllm/v1/sample/sampler.py)
+    chain = sampling.distribution("peaked", 1.3, 0, 0.9, 0.01)
+    vllm = sampling.distribution("peaked", 1.3, 0, 0.9, 0.01, "vllm-v1")
+    assert (chain.kept_tokens, vllm.kept_tokens) == (11, 3)
+    # by hand: min-p on the distribution at t = 1.3, then the nucleus of what is left, renormalised
+    seen = sampling.softmax(sampling.groups("peaked", V), 1.3)
+    survivors = sampling.min_p(seen, 0.01)
+    assert [(r.first, r.count) for r in vllm.runs] == [
+        (r.first, r.count) for r in sampling.top_p(sampling._renormalised(survivors), 0.9)]
+    assert sum(r.p * r.count for r in vllm.runs) == pytest.approx(1, rel=1e-12)
+    # without min-p the two orders are the same rule
+    for k, p in ((0, 0.9), (40, 1.0), (40, 0.8)):
+        assert sampling.distribution("flat", 1.3, k, p, 0.0, "vllm-v1") == sampling.distribution("flat", 1.3, k, p)
+
+
 def test_the_order_of_a_sum_changes_its_last_bit():
     assert sampling.left_to_right(sampling.ORDER_EXAMPLE) == 0.6000000000000001
     assert sampling.right_to_left(sampling.ORDER_EXAMPLE) == 0.6
