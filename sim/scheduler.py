@@ -702,7 +702,9 @@ def schedule(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_polic
 
     Continuous batching only, with paged KV: `token_budget` chunks prompts as vLLM V1 does (_Simulation.run_chunked);
     role "prefill" computes only prompts, in chunks (a request is done with its first token), and role "decode"
-    takes requests whose prompt's KV arrives with them (each request's arrival is its KV's)."""
+    takes requests whose prompt's KV arrives with them (each request's arrival is its KV's) and generates all their
+    tokens: as an engine must, its first step with a request recomputes the prompt's last token (the one whose
+    logits give the first token; the request brings the KV of the others) and samples the first token there."""
     sim = _checked(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role)
     sim.run()
     return sim.result(len(sim.reqs), policy, max_batch, kv_policy)
@@ -811,6 +813,7 @@ class _Simulation:
         self.partial = {}  # chunked: requests whose prompt is being computed, in admission order -> tokens done
         self.prefill_only = False  # chunked: a prefill instance, whose requests leave with their first token
         self.prefilled = False  # continuous: a decode instance, whose requests arrive with their prompt's KV
+        self.fresh = []  # a decode instance: requests taken since the last step, whose first token it samples
         # Memory held apart from the decoders' paged blocks: contiguous reservations, or (paged) every admitted
         # request's state plus the blocks of finished members a static batch still holds.
         self.reserved = 0
@@ -1015,6 +1018,8 @@ class _Simulation:
         if self.segments is not None:
             self.segments.append(Segment(self.t, 1, dt, 0.0, self.decoders + len(joiners), len(joiners)))
         self.t += dt
+        if self.fresh:
+            self.first_tokens(self.t)
         self.context_sum += self.decoders
         s0 = self.step
         self.end_steps(1)
@@ -1047,6 +1052,8 @@ class _Simulation:
             steps = self.steps_that_fit(steps)
         if self.segments is not None:
             self.segments.append(Segment(self.t, steps, first, growth, self.decoders, 0))
+        if self.fresh:
+            self.first_tokens(self.t + first)
         self.t += _elapsed(first, growth, steps)
         self.context_sum += self.decoders * steps
         if self.paged:
@@ -1102,15 +1109,24 @@ class _Simulation:
             self.held[i] = held
 
     def join_prefilled(self, joiners: list) -> None:
-        """A decode instance: requests whose prompt was computed elsewhere join the batch with its KV (its first
-        token already sampled there) and decode from the next step; no step is spent on them here."""
+        """A decode instance: requests whose prompt was computed elsewhere join the batch with the KV of all but its
+        last token. Their first step recomputes that token (a decode step over the p - 1 rows) and samples their
+        first token (noted when the step ends, `first_tokens`); output - 1 more steps follow. No step is spent here."""
         for i in joiners:
             r = self.reqs[i]
-            self.start[i] = self.first[i] = self.t
+            self.start[i] = self.t
+            rows = r.prompt_tokens - 1
             self.decoders += 1
-            self.context_sum += r.prompt_tokens
-            self.add_decoder(i, self.step - r.prompt_tokens)
-            self.expect(self.step + r.output_tokens - 2, i)  # output - 1 decode steps, from this one
+            self.context_sum += rows
+            self.add_decoder(i, self.step - rows)
+            self.expect(self.step + r.output_tokens - 1, i)  # `output` steps, from this one
+            self.fresh.append(i)
+
+    def first_tokens(self, t: float) -> None:
+        """A decode instance: the step that ends at t sampled the first token of the requests taken before it."""
+        for i in self.fresh:
+            self.first[i] = t
+        self.fresh = []
 
     def chunk_step(self, parts: list) -> None:
         """One step of chunked prefill: every decoder's next token, and each (request, tokens before, chunk) of

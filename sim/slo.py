@@ -9,9 +9,13 @@ by the per-operation roofline of scheduler.StepCost):
 - "chunked": colocated; vLLM V1's schedule (docs/configuration/optimization.md: chunked prefill always on, decodes
   first, then prefill chunks up to `max_num_batched_tokens`): each step first gives every running request its next
   token, then fills the rest of `token_budget` tokens with prompt chunks, first come first served;
-- "disaggregated": `prefill_gpus` GPUs compute only prompts (in chunks within the same token budget) and sample
-  each first token; the request's KV (and a hybrid's recurrent state) then crosses `link` to one of `decode_gpus`
-  GPUs that only decode (DistServe, Splitwise).
+- "disaggregated": `prefill_gpus` GPUs compute only prompts (in chunks within the same token budget); the request's
+  KV (and a hybrid's recurrent state) then crosses `link` to one of `decode_gpus` GPUs that only decode (DistServe,
+  Splitwise) and send the client every token, the first included, as vLLM's P/D does (its proxy,
+  benchmarks/disagg_benchmarks/disagg_prefill_proxy_server.py: the prefill instance runs the request with
+  max_tokens = 1 and its token is dropped; the client reads the decode instance's stream). The decode GPU's first
+  step with a request recomputes the prompt's last token and samples the first token (scheduler.schedule, role
+  "decode").
 
 Colocated policies run on `gpus` GPUs (1 by default). OUR CHOICES, to keep the model small: each request goes to a
 GPU drawn at random (seeded), to a colocated or prefill GPU when it arrives and to a decode GPU when its KV lands, so
@@ -19,14 +23,15 @@ that every GPU sees a Poisson stream of its share of the rate and N colocated GP
 does (DistServe §2.2: replicas scale the rate linearly); a dispatcher that deals in turn would smooth each GPU's
 arrivals by itself, and a comparison between policies on different numbers of GPUs would measure the dispatcher;
 each prefill GPU has its own link, which carries one request's KV at a time, first come first served, at the
-link's full bandwidth; a request's KV leaves its prefill GPU's memory when its prompt is done; a request of one
-output token never goes to a decode GPU.
+link's full bandwidth; a request's KV leaves its prefill GPU's memory when its prompt is done; every request goes
+on to a decode GPU, one of a single output token too.
 
-Metrics (DistServe §1's definitions, in seconds): TTFT = first token - arrival (on a prefill GPU, before its KV is
-sent); TPOT = (last token - first token) / (output - 1), so a disaggregated request's transfer and its wait for a
-decode GPU count in its TPOT; attainment = share of measured requests meeting both targets; goodput = the highest
-rate of RATE_GRID_PER_S at which attainment reaches `goal` and the GPUs keep up, and per GPU that rate over the GPUs
-used (DistServe §1's per-GPU goodput). The GPUs keep up when the rate is within their capacity (capacity(), as
+Metrics (DistServe §1's definitions, in seconds, as the client sees them): TTFT = first token - arrival, so a
+disaggregated request's prefill, the transfer of its KV, its wait for a decode GPU and that GPU's first step with it
+all count in its TTFT; TPOT = (last token - first token) / (output - 1), every gap on its decode GPU;
+attainment = share of measured requests meeting both targets; goodput = the highest rate of RATE_GRID_PER_S at
+which attainment reaches `goal` and the GPUs keep up, and per GPU that rate over the GPUs used (DistServe §1's
+per-GPU goodput). The GPUs keep up when the rate is within their capacity (capacity(), as
 scheduler.capacity: the returns per second of the same requests all queued at t = 0); above it the queue grows without
 bound, and a finite run's percentiles only say how long it is.
 Every run is REQUESTS requests (OUR CHOICE, what a control's move can afford); the first WARMUP_SHARE of them,
@@ -323,28 +328,27 @@ def _simulate(m, hw, reqs, setting: tuple, seed: int, rate_per_s: float, limit: 
 
 
 def _disaggregated(reqs, m, hw, token_budget, prefill_gpus, decode_gpus, link, cost, seed) -> list:
-    """Prefill GPUs, then each request's KV over its prefill GPU's link, then decode GPUs: every request's record
-    (None if it could never fit)."""
+    """Prefill GPUs, then each request's KV over its prefill GPU's link, then decode GPUs, which send every token
+    the client gets, its first included: every request's record (None if it could never fit)."""
     n = len(reqs)
-    first, landed = [None] * n, [None] * n
+    prefilled, landed = [None] * n, [None] * n
     bandwidth = link_bytes_per_s(hw, link)
     for mine in _dealt(list(range(n)), prefill_gpus, "prefill", seed):
         served = _served(_own(reqs, mine), m, hw, MAX_BATCH, cost, role="prefill", token_budget=token_budget)
         link_free_s = 0.0
         for t, i in sorted((s.first_token_s, i) for i, s in zip(mine, served) if s.served):
-            first[i] = t  # the link sends one request's KV at a time, in the order the prompts finish
-            if reqs[i].output_tokens > 1:
-                link_free_s = max(t, link_free_s) + kv_transfer_bytes(m, reqs[i].prompt_tokens) / bandwidth
-                landed[i] = link_free_s
-    done_s = {i: first[i] for i in range(n) if first[i] is not None and landed[i] is None}
+            prefilled[i] = t  # the link sends one request's KV at a time, in the order the prompts finish
+            link_free_s = max(t, link_free_s) + kv_transfer_bytes(m, reqs[i].prompt_tokens) / bandwidth
+            landed[i] = link_free_s
+    records = [None] * n
     order = [i for _, i in sorted((landed[i], i) for i in range(n) if landed[i] is not None)]
     for mine in _dealt(order, decode_gpus, "decode", seed):
         for i, s in zip(mine, _served(_own(reqs, mine, landed), m, hw, MAX_BATCH, cost, role="decode")):
             if s.served:
-                done_s[i] = s.done_s
-    return [Record(r.arrival_s, r.prompt_tokens, r.output_tokens, first[i], done_s[i],
-                   landed[i] - first[i] if landed[i] is not None else 0.0) if i in done_s else None
-            for i, r in enumerate(reqs)]
+                r = reqs[i]
+                records[i] = Record(r.arrival_s, r.prompt_tokens, r.output_tokens, s.first_token_s, s.done_s,
+                                    landed[i] - prefilled[i])
+    return records
 
 
 class Goodput(NamedTuple):

@@ -79,8 +79,8 @@ TEXT = {
                 "{max_batch} 个请求（vLLM 服务端在 A100 上 max_num_seqs "
                 "的默认值）。每个请求随机分给一张卡（每张卡看到的仍是泊松到达）。TTFT = 首个 "
                 "token − 到达；TPOT = (最后一个 token − 首个 token) "
-                "÷ (输出 token 数 − 1)，所以 P/D 分离时 KV 的传输和在 decode "
-                "卡上的排队都算进 TPOT。每次模拟 {n} 个请求，去掉最先到的 {warmup}，"
+                "÷ (输出 token 数 − 1)。P/D 分离时每个 token 都由 decode 卡发给客户端（vLLM 的 P/D 也是如此），"
+                "所以 KV 的传输和在 decode 卡上的排队都算进 TTFT。每次模拟 {n} 个请求，去掉最先到的 {warmup}，"
                 "那时 GPU 还是空的。goodput 从 {lowest_rate} 个请求/秒起、"
                 "每 {rate_step} 一档，找出不超过容量、且达标比例不低于目标的最高到达率，"
                 "再除以 GPU 数（DistServe 对每卡 goodput 的定义）。",
@@ -160,8 +160,9 @@ TEXT = {
                 "by the per-operation roofline at the shares of peak compute and bandwidth set below (both 1: "
                 "a lower bound), at most {max_batch} requests per step (vLLM's server default max_num_seqs on "
                 "an A100). Each request goes to a GPU drawn at random (each GPU still sees Poisson arrivals). "
-                "TTFT = first token − arrival; TPOT = (last token − first token) ÷ (output tokens − 1), so a "
-                "disaggregated request's KV transfer and its wait for a decode GPU count in its TPOT. Each run "
+                "TTFT = first token − arrival; TPOT = (last token − first token) ÷ (output tokens − 1). Disaggregated, "
+                "the client gets every token from the decode GPU (as in vLLM's P/D), so the KV transfer and the "
+                "wait for a decode GPU count in the TTFT. Each run "
                 "is {n} requests, without the first {warmup}, which met empty GPUs. Goodput tries rates from "
                 "{lowest_rate} req/s in steps of {rate_step} and takes the highest within the capacity "
                 "at which the goal share meets both targets, divided by the GPUs (DistServe's per-GPU goodput).",

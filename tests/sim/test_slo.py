@@ -59,13 +59,45 @@ def test_prefill_and_decode_instances_do_only_their_phase():
     assert all(g.joiners for g in pre.segments)  # every step computes prompt tokens
     dec = scheduler.schedule(reqs, LLAMA13B, A100, "continuous", 256, kv_policy="paged", role="decode")
     assert all(g.joiners == 0 for g in dec.segments)  # no step computes a prompt
-    assert sum(g.steps for g in dec.segments) >= 63  # output - 1 decode steps each, batched
-    for s in dec.requests:  # 63 decode steps after its arrival, each at least a decode step of it alone
-        assert s.done_s - s.request.arrival_s >= 63 * scheduler.step_cost(LLAMA13B, A100).time_s(0, 0.0, 1, 512, 0)
+    assert sum(g.steps for g in dec.segments) >= 64  # every token, the first included, batched
+    for s in dec.requests:  # 64 decode steps after its arrival, each at least a decode step of it alone
+        assert s.done_s - s.request.arrival_s >= 64 * scheduler.step_cost(LLAMA13B, A100).time_s(0, 0.0, 1, 511, 0)
     with pytest.raises(ValueError, match="prefill instance needs a token budget"):
         scheduler.schedule(reqs, LLAMA13B, A100, "continuous", 256, kv_policy="paged", role="prefill")
     with pytest.raises(ValueError, match="paged KV"):
         scheduler.schedule(reqs, LLAMA13B, A100, "continuous", 256, token_budget=2048)
+
+
+def test_a_decode_instance_sends_the_first_token_after_recomputing_the_prompts_last():
+    # issue #46: the client's first token comes from the decode GPU, as in vLLM's P/D (the prefill instance runs
+    # the request with max_tokens = 1). Alone on an empty decode GPU, a request of p = 512 and o = 4 tokens takes
+    # four decode steps over 511, 512, 513 and 514 cached rows, the first sampling its first token.
+    cost = scheduler.step_cost(LLAMA13B, A100)
+    alone = scheduler.schedule((traces.Request(0, 2.0, 512, 4),), LLAMA13B, A100, "continuous", 256,
+                               kv_policy="paged", role="decode").requests[0]
+    steps = [cost.time_s(0, 0.0, 1, 511 + k, 0) for k in range(4)]
+    assert alone.start_s == 2.0 and alone.first_token_s == pytest.approx(2.0 + steps[0], rel=1e-12)
+    assert alone.done_s == pytest.approx(2.0 + math.fsum(steps), rel=1e-12)
+    one = scheduler.schedule((traces.Request(0, 0.0, 512, 1),), LLAMA13B, A100, "continuous", 256,
+                             kv_policy="paged", role="decode").requests[0]
+    assert one.first_token_s == one.done_s == pytest.approx(steps[0], rel=1e-12)  # one token: one step
+
+
+def test_disaggregated_ttft_is_the_clients_and_counts_the_transfer():
+    r = run(LLAMA13B, A100, "distserve", "disaggregated", 0.5, link="25gbps")
+    cost = scheduler.step_cost(LLAMA13B, A100)
+    prefill = roofline.prefill(LLAMA13B, A100, tokens=512).time_s
+    first_step = cost.time_s(0, 0.0, 1, 511, 0)
+    transfer = slo.kv_transfer_s(LLAMA13B, A100, "25gbps", 512)
+    for rec in r.records:  # at least its prefill, its KV over the link and the decode GPU's first step
+        assert rec.ttft_s >= prefill + transfer + first_step - EPS_S
+        assert rec.first_token_s >= rec.arrival_s + prefill + rec.transfer_s - EPS_S
+    # the first request finds every GPU empty: exactly those three
+    assert r.records[0].ttft_s == pytest.approx(prefill + transfer + first_step, rel=1e-9)
+    # every request reaches a decode GPU, one of a single output token too
+    chat = run(ANCHOR, H100, "chat", "disaggregated", 1.0)
+    ones = [rec for rec in chat.records if rec.output_tokens == 1]
+    assert ones and all(rec.transfer_s > 0 and rec.done_s == rec.first_token_s for rec in ones)
 
 
 def test_the_kv_transfer_is_the_prompts_kv_and_state_over_the_link():
