@@ -45,7 +45,7 @@ from builder.stdlib import Stdlib, StdlibError, cut_stdlib
 from builder.templates import js_number, json_island, make_templates  # noqa: F401  (js_number: tests, bench)
 from builder.terms import Term, load_terms
 from builder.widgets import check_widgets, is_question
-from sim.languages import LANGUAGES
+from sim.languages import DEFAULT, LANGUAGES
 
 ROOT = Path(__file__).resolve().parent
 
@@ -85,6 +85,7 @@ class ParsedLesson:
     ids: frozenset[str]  # every element id of the body: the targets #fragment links may name
     sections: frozenset[str]  # ids of its headings and widgets: where a reader can be when switching language
     scripted: bool
+    expressions: tuple[tuple[str, int], ...] = ()  # its {sim} expressions, each with its line
 
 
 def load_sources(paths: Paths) -> tuple[Sources, list[Problem], list[Problem]]:
@@ -128,7 +129,7 @@ def parse_lesson(source: SourceLesson, sources: Sources, templates: jinja2.Envir
             problems.append(Problem(source.path, line, message))
     problems += check_ids(source.path, ctx.ids)
     parsed = ParsedLesson(source, html, tuple(ctx.widgets), tuple(ctx.links), frozenset(i for i, _ in ctx.ids),
-                          frozenset(ctx.sections), ctx.scripted)
+                          frozenset(ctx.sections), ctx.scripted, tuple(ctx.expressions))
     return parsed, problems
 
 
@@ -140,6 +141,45 @@ def check_ids(path: Path, ids: list[tuple[str, int]]) -> list[Problem]:
     return [Problem(path, found[1], f"id {element_id!r} is used twice on this page (lines {found[0]} and "
                                     f"{found[1]}); give one of them another id")
             for element_id, found in lines.items() if len(found) > 1]
+
+
+def check_languages(lessons: list[ParsedLesson]) -> list[Problem]:
+    """A lesson is one lesson in every language: each page of it evaluates the same {sim} expressions as the page in
+    the default language, and starts the same widgets (by id) in the same state. A difference is reported on the
+    page that has the expression or the widget, at its line, naming the page that lacks it. (The build leaves out the
+    lessons with problems of their own: a widget that failed is missing from its page for that reason alone.)"""
+    pages = defaultdict(dict)
+    for lesson in lessons:
+        pages[lesson.source.slug][lesson.source.lang] = lesson
+    problems = []
+    for versions in pages.values():
+        if DEFAULT not in versions:
+            continue
+        base = versions[DEFAULT]
+        for lang, other in versions.items():
+            if lang == DEFAULT:
+                continue
+            for one, two in ((base, other), (other, base)):
+                theirs = {expr for expr, _ in two.expressions}
+                first = {}
+                for expr, line in one.expressions:
+                    first.setdefault(expr, line)
+                for expr, line in first.items():
+                    if expr not in theirs:
+                        problems.append(Problem(one.source.path, line, f"{{sim}}`{expr}` is not on the "
+                                                f"{two.source.lang} page of this lesson ({two.source.path.name}): "
+                                                "every language of a lesson evaluates the same figures"))
+                settings = {w.id: w for w in two.widgets}
+                for w in one.widgets:
+                    twin = settings.get(w.id)
+                    if twin is None:
+                        problems.append(Problem(one.source.path, w.line, f"widget {w.id!r} is not on the "
+                                                f"{two.source.lang} page of this lesson"))
+                    elif one is base and (twin.name, twin.setting) != (w.name, w.setting):
+                        problems.append(Problem(other.source.path, twin.line, f"widget {w.id!r} starts otherwise "
+                                                f"than on the {DEFAULT} page ({base.source.path.name}:{w.line}): "
+                                                f"{twin.setting} here, {w.setting} there"))
+    return problems
 
 
 def check_links(lessons: list[ParsedLesson]) -> list[Problem]:
@@ -266,12 +306,15 @@ def build_site(paths: Paths, store: Frozen | None = None) -> dict[str, bytes | P
     if blocking:  # no page can be drawn with words or widgets missing
         raise BuildFailed(problems + blocking)
     names = namespace()
-    parsed = []
+    parsed, broken = [], set()
     for source in sources.lessons:
         lesson, found = parse_lesson(source, sources, templates, names, store)
         parsed.append(lesson)
         problems += found
+        if found:
+            broken.add(source.slug)
     problems += check_links(parsed)
+    problems += check_languages([lesson for lesson in parsed if lesson.source.slug not in broken])
     problems += [Problem(source.path, 1, f"the slug {urls.OFFLINE!r} is the offline page's address, not a lesson's")
                  for source in sources.lessons if source.slug == urls.OFFLINE]
     if problems:

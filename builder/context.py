@@ -22,6 +22,7 @@ class WidgetUse:
     outputs: frozenset[str]  # output names of its view
     controls: frozenset[str]
     flags: frozenset[str] = frozenset()  # flag names of its view ("answered" makes it a question)
+    setting: str = ""  # the state it starts in, its language left out, as JSON (the same in every language)
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class LessonContext:
     frozen: Frozen  # what the simulator gave an earlier build of the same code (builder/frozen.py)
     render_markdown: Callable[[str, int], str] = None  # (markdown, 1-based line of its first line) -> HTML
     widgets: list[WidgetUse] = field(default_factory=list)
+    expressions: list[tuple[str, int]] = field(default_factory=list)  # every {sim} expression, with its line
     scripted: bool = False  # the page needs the client script (widgets, clickable formulas)
     links: list[LinkUse] = field(default_factory=list)
     ids: list[tuple[str, int]] = field(default_factory=list)  # every element id of the body, with its line

@@ -223,6 +223,7 @@ def _prepare(token: Token, line: int, ctx: LessonContext) -> None:
         token.meta["html"] = mathml
     elif token.type == "sim_expr":
         try:
+            ctx.expressions.append((token.content, line))
             text = ctx.frozen.expression(token.content, lambda: evaluate(token.content, ctx.names))
             token.meta["html"] = f'<span class="sim-value">{html.escape(text)}</span>'
         except ExpressionError as e:

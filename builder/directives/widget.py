@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import jinja2
@@ -49,7 +50,8 @@ def widget_directive(ctx: LessonContext, args: str, body: str, line: int) -> str
     ctx.scripted = True
     ctx.widgets.append(WidgetUse(name=name, id=widget_id, line=line, outputs=frozenset(view["outputs"]),
                                  controls=frozenset(c.name for c in declaration.controls),
-                                 flags=frozenset(view["flags"])))
+                                 flags=frozenset(view["flags"]),
+                                 setting=json.dumps({k: v for k, v in state.items() if k != "lang"}, sort_keys=True)))
     try:
         markup = render_widget(ctx.templates, ctx.ui, name, widget_id, state, view)
     except (jinja2.TemplateError, DeclarationError) as e:

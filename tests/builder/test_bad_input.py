@@ -361,3 +361,23 @@ def test_site_catalog_placeholders_differ(tmp_path, previous_site, capsys):
     [(name, line, message)] = failing_build(tmp_path, previous_site, capsys, lessons=lessons, catalogs=catalogs)
     assert name == "en.yml" and "'lesson.minutes' has placeholders {mins}, but zh.yml:" in message
     assert "about {mins} minutes" in (catalogs / "en.yml").read_text(encoding="utf-8").splitlines()[line - 1]
+
+
+# --- languages ------------------------------------------------------------------------------------------
+
+def test_every_language_of_a_lesson_evaluates_the_same_figures_and_starts_the_same_widgets(problems, tmp_path):
+    # issue #46: one lesson per topic. The en page lacks one figure of the zh page and has one of its own, and
+    # starts the roofline elsewhere; each difference is reported where it is, naming the page that lacks it.
+    zh = lesson("一步 {sim}`grouped(2 + 2)`，两步 {sim}`grouped(3 + 3)`。\n\n::: widget roofline\nT: 64\n:::\n")
+    en = lesson("A step {sim}`grouped(2 + 2)`, and {sim}`grouped(5 + 5)`.\n\n::: widget roofline\nT: 32\n:::\n")
+    found = sorted(problems({"one.md": zh, "en/one.md": en}), key=lambda p: p[2])
+    assert len(found) == 3, found
+    assert [(line, text.split(" is not")[0].split(" starts")[0]) for _, line, text in found] == [
+        (BODY_LINE + 2, "widget 'roofline'"), (BODY_LINE, "{sim}`grouped(3 + 3)`"), (BODY_LINE, "{sim}`grouped(5 + 5)`")]
+    assert '"T": 32' in found[0][2] and '"T": 64' in found[0][2]  # both settings, the page's own first
+    assert "not on the en page" in found[1][2] and "not on the zh page" in found[2][2]
+    # the same figures, in any order and any number of times, and the same widget: no problem
+    same = lesson("{sim}`grouped(3 + 3)` and {sim}`grouped(2 + 2)`, {sim}`grouped(2 + 2)`.\n\n"
+                  "::: widget roofline\nT: 64\n:::\n")
+    root = tmp_path / "good"
+    build.build(build.Paths(lessons=write_lessons(root, {"one.md": zh, "en/one.md": same}), out=root / "_site"))

@@ -74,6 +74,9 @@ def test_serve_survives_a_broken_save_and_recovers(tmp_path):
         # A save that adds a computed figure: the rebuild writes it to the lessons' frozen figures, and that write
         # is no save (no second rebuild follows).
         mark = len(server.lines)
+        english = lessons / "en" / "demo.md"  # every language of a lesson evaluates the same figures
+        english.write_text(english.read_text(encoding="utf-8") + "\nOne more: {sim}`grouped(128 * 7)`.\n",
+                           encoding="utf-8")
         lesson.write_text(good.replace("title: 演示课", "title: 改过的课") + "\n又一个数：{sim}`grouped(128 * 7)`。\n",
                           encoding="utf-8")
         server.wait_for("built", after=mark)
