@@ -22,9 +22,10 @@ def edge_labels(widget, figure: str) -> list[str]:
 def test_figures_and_readouts_are_there_before_python(site_page, server):
     site_page.goto(server.url(LESSON))
     widget = site_page.locator(f"#{WIDGET}")
-    expect(widget.locator('output[name="gemm_intensity"]')).to_have_text("3.996 FLOP/B")
+    # the lesson's example prompt, five tokens in every language
+    expect(widget.locator('output[name="gemm_intensity"]')).to_have_text("4.994 FLOP/B")
     expect(widget.locator('[data-svg="gemm"] .layout-wide svg')).to_have_attribute("role", "img")
-    assert "T = 4" in edge_labels(widget, "gemm") and "d = 5,120" in edge_labels(widget, "gemv")
+    assert "T = 5" in edge_labels(widget, "gemm") and "d = 5,120" in edge_labels(widget, "gemv")
     expect(widget).to_have_attribute("data-state", "ready", timeout=60_000)
     expect(widget.locator('input[name="T"]')).to_be_enabled()
 
