@@ -634,12 +634,12 @@ def sustained(m: Model, hw: Hardware, policy: str, latency_per_token_s: float, t
         return latency_per_token_s - runs[k].latency_per_token_p50_s
 
     # A run close to the capacity is the dearest (its queues take the longest trace to settle): start half way.
-    top = _highest_within(RATE_GRID_PER_S, limit)
+    top = highest_within(RATE_GRID_PER_S, limit)
     k = highest_meeting(top, margin, first=top // 2)
     return None if k is None else runs[k]
 
 
-def _highest_within(grid, limit: float) -> int:
+def highest_within(grid, limit: float) -> int:
     """The index of the highest rate of an increasing grid that is within `limit` (-1 if none is)."""
     return bisect.bisect_right(grid, limit) - 1
 
@@ -1040,11 +1040,9 @@ class _Simulation:
     def decode_steps(self, until_s: float | None) -> None:
         """Decode steps until the next request leaves, until the clock reaches `until_s` (an arrival that there is
         room for), or (paged) until the decoders' blocks would no longer fit."""
-        c, d, context_sum = self.cost, self.decoders, self.context_sum
-        # c.time_s(0, 0.0, d, context_sum, 0), its operations written out (the same floats, fewer calls)
-        first = (max(c.token_s * d + c.logit_s * d, c.weights_s) + max(c.pair_s * context_sum, c.kv_row_s * (
-            context_sum + d)) + c.state_s * (2 * d))
-        growth = d * c.kv_row_s if self.linear else 0.0
+        c = self.cost
+        first = c.time_s(0, 0.0, self.decoders, self.context_sum, 0)
+        growth = self.decoders * c.kv_row_s if self.linear else 0.0
         steps = self.leave_steps[0] - self.step + 1 if self.linear else 1
         if until_s is not None and self.t + _elapsed(first, growth, steps) > until_s:
             steps = _steps_until(self.t, until_s, first, growth)

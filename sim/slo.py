@@ -390,6 +390,6 @@ def _goodput(m: Model, hw: Hardware, workload: str, ttft_slo_s: float, tpot_slo_
     policy, _, prefill_gpus, decode_gpus, _, gpus = setting
     used = prefill_gpus + decode_gpus if policy == "disaggregated" else gpus
     # The rates above the capacity miss without a run (the GPUs fall behind); below it, the share met less the goal.
-    top = scheduler._highest_within(RATE_GRID_PER_S, limit)
+    top = scheduler.highest_within(RATE_GRID_PER_S, limit)
     k = scheduler.highest_meeting(top, lambda k: run(k).attainment(ttft_slo_s, tpot_slo_s) - goal)
     return Goodput(0.0, used, None) if k is None else Goodput(RATE_GRID_PER_S[k], used, run(k))
