@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import jinja2
@@ -59,6 +59,9 @@ class Paths:
     catalogs: Path = ROOT / "site" / "i18n"  # the page chrome's words, one <lang>.yml per language
     sim: Path = ROOT / "sim"
     node_modules: Path = ROOT / "node_modules"
+    # The standard library cut for this simulator, committed (builder/stdlib.py): a fresh clone's first build takes
+    # it from here rather than tracing it; a build that writes the frozen figures renews it.
+    stdlib: Path = ROOT / "site" / "stdlib"
     out: Path = ROOT / "_site"
     dev: bool = False  # pages reload themselves after a rebuild (serve)
     # The frozen figures, lessons/frozen.json (builder/frozen.py): "read" takes what it holds for the same simulator
@@ -341,7 +344,7 @@ def build_site(paths: Paths, store: Frozen | None = None) -> dict[str, bytes | P
 def python_stdlib(paths: Paths, sim_bytes: bytes) -> Stdlib:
     """The standard library cut to what this simulator imports (builder/stdlib.py); BuildFailed if it cannot be."""
     try:
-        return cut_stdlib(paths.node_modules, sim_bytes)
+        return cut_stdlib(paths.node_modules, sim_bytes, kept=paths.stdlib, keep=paths.frozen == "write")
     except StdlibError as e:
         raise BuildFailed([Problem(paths.sim, 1, str(e))]) from None
 
@@ -420,8 +423,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8000, help="port (serve)")
     parser.add_argument("--dev", action="store_true", help="pages reload themselves after a rebuild (serve sets it)")
     parser.add_argument("--frozen", choices=("write", "read", "none"), default="write",
-                        help="lessons/frozen.json: take it and write it back (build, serve), only take it (check "
-                             "always does), or compute every figure")
+                        help="lessons/frozen.json and site/stdlib/: take them and write them back when they are "
+                             "renewed (build, serve), only take them (check always does), or compute every figure")
     args = parser.parse_args(argv)
     paths = Paths(lessons=args.lessons.resolve(), out=args.out.resolve(), dev=args.dev or args.command == "serve",
                   frozen=args.frozen)
@@ -432,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
             with tempfile.TemporaryDirectory() as scratch:
                 build(Paths(lessons=paths.lessons, out=Path(scratch) / "_site",
                             frozen="none" if args.frozen == "none" else "read"))
-            stdlib = python_stdlib(paths, pack_sim(paths.sim)[1])
+            stdlib = python_stdlib(replace(paths, frozen="read"), pack_sim(paths.sim)[1])
             print(f"the standard library sent, {stdlib.site_path} ({len(stdlib.data) / 1000:.0f} KB), "
                   "holds every module the site's Python imports, each with the step that imported it:")
             for line in stdlib.listing():

@@ -70,6 +70,10 @@ class Stdlib:
     def site_path(self) -> str:
         return f"py/stdlib-{hashlib.sha256(self.data).hexdigest()[:12]}.zip"
 
+    def listing_json(self) -> bytes:
+        """The modules as the cache and the project keep them beside the zip: one a line."""
+        return ("[\n" + ",\n".join(json.dumps(m.__dict__, sort_keys=True) for m in self.modules) + "\n]\n").encode()
+
     def listing(self) -> list[str]:
         """What the zip holds and why, one line per module: for `build.py check`."""
         lines = []
@@ -102,27 +106,50 @@ def imported_names(sim_zip: bytes) -> bytes:
     return "\n".join(sorted(n for n in names if n != "sim" and not n.startswith("sim."))).encode()
 
 
-def cut_stdlib(node_modules: Path, sim_zip: bytes, cache_dir: Path | None = None) -> Stdlib:
-    """The cut standard library for this simulator: from the cache when its inputs are unchanged, else traced,
-    cut and checked (StdlibError when the check fails)."""
+def key(node_modules: Path, sim_zip: bytes) -> str:
+    """The name of the cut this simulator needs, `stdlib-<16 hex>`: a hash of everything that decides it."""
     full_zip = node_modules / "pyodide" / "python_stdlib.zip"
     if not full_zip.is_file():
         raise StdlibError(f"{full_zip} is missing: run 'npm ci' (make serve and make test do)")
-    plan = json.dumps({"states": trace_states(), "imports": [], "sources": True}, sort_keys=True).encode()
-    key = hashlib.sha256()
-    for part in (full_zip.read_bytes(), imported_names(sim_zip), plan, TRACE_SCRIPT.read_bytes(),
+    digest = hashlib.sha256()
+    for part in (full_zip.read_bytes(), imported_names(sim_zip), _plan(), TRACE_SCRIPT.read_bytes(),
                  STRIPPER.read_bytes()):
-        key.update(hashlib.sha256(part).digest())
+        digest.update(hashlib.sha256(part).digest())
+    return f"stdlib-{digest.hexdigest()[:16]}"
+
+
+def cut_stdlib(node_modules: Path, sim_zip: bytes, cache_dir: Path | None = None, kept: Path | None = None,
+               keep: bool = False) -> Stdlib:
+    """The cut standard library for this simulator: the copy in `kept` (the project's, committed) or in the cache
+    when it was made for the same inputs, else traced, cut and checked (StdlibError when the check fails), cached,
+    and if `keep`, put in `kept` in place of the copy there."""
+    name = key(node_modules, sim_zip)
     cache_dir = cache_dir or node_modules / ".cache" / "inferlab"
-    cached = cache_dir / f"stdlib-{key.hexdigest()[:16]}.zip"
-    listed = cached.with_suffix(".json")
-    if cached.is_file():  # written after its listing: where the zip is, the listing is
-        listing = json.loads(listed.read_text(encoding="utf-8"))
-        return Stdlib(tuple(Module(**m) for m in listing), cached.read_bytes())
+    found = next((f for f in (kept, cache_dir) if f is not None and (f / f"{name}.zip").is_file()), None)
+    if found is not None:  # the zip is written after its listing: where the zip is, the listing is
+        listing = json.loads((found / f"{name}.json").read_text(encoding="utf-8"))
+        stdlib = Stdlib(tuple(Module(**m) for m in listing), (found / f"{name}.zip").read_bytes())
+    else:
+        stdlib = _traced(node_modules, sim_zip)
+    for folder in (cache_dir if found is None else None, kept if keep and found != kept else None):
+        if folder is None:
+            continue
+        folder.mkdir(parents=True, exist_ok=True)
+        if folder == kept:  # the project keeps one cut, this simulator's
+            for old in folder.glob("stdlib-*.*"):
+                old.unlink()
+        _write_whole(folder / f"{name}.json", stdlib.listing_json())
+        _write_whole(folder / f"{name}.zip", stdlib.data)
+    return stdlib
+
+
+def _traced(node_modules: Path, sim_zip: bytes) -> Stdlib:
+    """The cut, found by a trace in Pyodide and checked by a second run on it."""
+    full_zip = node_modules / "pyodide" / "python_stdlib.zip"
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
         (scratch / "sim.zip").write_bytes(sim_zip)
-        (scratch / "plan.json").write_bytes(plan)
+        (scratch / "plan.json").write_bytes(_plan())
         traced = _run_trace(node_modules, full_zip, scratch)
         stdlib = _cut(full_zip, traced)
         (scratch / "stdlib.zip").write_bytes(stdlib.data)
@@ -130,10 +157,12 @@ def cut_stdlib(node_modules: Path, sim_zip: bytes, cache_dir: Path | None = None
                                                          "imports": [m.name for m in stdlib.modules],
                                                          "sources": False}))
         _check(stdlib, _run_trace(node_modules, scratch / "stdlib.zip", scratch))
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    _write_whole(listed, json.dumps([m.__dict__ for m in stdlib.modules], separators=(",", ":")).encode())
-    _write_whole(cached, stdlib.data)
     return stdlib
+
+
+def _plan() -> bytes:
+    """What the trace runs: every widget's defaults in every language, the sources sent stripped."""
+    return json.dumps({"states": trace_states(), "imports": [], "sources": True}, sort_keys=True).encode()
 
 
 def _write_whole(path: Path, data: bytes) -> None:

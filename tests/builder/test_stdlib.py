@@ -16,6 +16,7 @@ from builder.assets import pack_sim
 
 ROOT = Path(build.ROOT)
 FULL_ZIP = ROOT / "node_modules" / "pyodide" / "python_stdlib.zip"
+KEPT = build.Paths().stdlib  # the project's copy, committed
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +69,37 @@ def test_the_site_sends_the_cut_and_names_it(site_stdlib, tmp_path):
 def test_a_second_build_takes_the_cut_from_the_cache(site_stdlib, monkeypatch):
     monkeypatch.setattr(stdlib, "_run_trace", lambda *args: pytest.fail("traced again"))
     assert stdlib.cut_stdlib(ROOT / "node_modules", pack_sim(ROOT / "sim")[1]).data == site_stdlib.data
+
+
+def test_the_project_keeps_the_cut_this_simulator_needs(site_stdlib):
+    """site/stdlib/ (committed) holds one cut, the one a trace of today's simulator makes, so that a fresh clone's
+    first build need not trace."""
+    name = stdlib.key(ROOT / "node_modules", pack_sim(ROOT / "sim")[1])
+    kept = sorted(p.name for p in KEPT.iterdir())
+    assert kept == [f"{name}.json", f"{name}.zip"], (
+        f"site/stdlib/ holds {kept}, not the cut this simulator needs ({name}): run '.venv/bin/python build.py "
+        "build', which renews it, and commit site/stdlib/")
+    assert (KEPT / f"{name}.zip").read_bytes() == site_stdlib.data
+    assert (KEPT / f"{name}.json").read_bytes() == site_stdlib.listing_json()
+
+
+def test_a_fresh_clone_takes_the_cut_from_the_project_and_only_a_build_that_writes_renews_it(monkeypatch, tmp_path):
+    sim_zip = pack_sim(ROOT / "sim")[1]
+    name = stdlib.key(ROOT / "node_modules", sim_zip)
+    monkeypatch.setattr(stdlib, "_run_trace", lambda *args: pytest.fail("traced"))
+    fresh = stdlib.cut_stdlib(ROOT / "node_modules", sim_zip, cache_dir=tmp_path / "empty cache", kept=KEPT)
+    assert fresh.data == (KEPT / f"{name}.zip").read_bytes() and not (tmp_path / "empty cache").exists()
+    # A project holding another simulator's cut: renewed from the cache by a build that writes, and only by one.
+    project = tmp_path / "stdlib"
+    project.mkdir()
+    for suffix in (".zip", ".json"):
+        (project / f"stdlib-0123456789abcdef{suffix}").write_bytes(b"another simulator's")
+    stdlib.cut_stdlib(ROOT / "node_modules", sim_zip, cache_dir=KEPT, kept=project)
+    assert len(list(project.iterdir())) == 2 and not (project / f"{name}.zip").exists()
+    renewed = stdlib.cut_stdlib(ROOT / "node_modules", sim_zip, cache_dir=KEPT, kept=project, keep=True)
+    assert sorted(p.name for p in project.iterdir()) == [f"{name}.json", f"{name}.zip"]
+    assert (project / f"{name}.zip").read_bytes() == renewed.data == fresh.data
+    assert (project / f"{name}.json").read_bytes() == (KEPT / f"{name}.json").read_bytes()
 
 
 def test_the_cut_is_kept_until_the_simulator_imports_something_else(tmp_path):
