@@ -34,7 +34,7 @@ from builder.catalogs import Catalog, check_catalogs, check_text_blocks, load_ca
 from builder.context import LessonContext, LinkUse, WidgetUse
 from builder.course import Course, load_plan, make_course
 from builder.expressions import namespace
-from builder.frozen import Frozen, fingerprint
+from builder.frozen import Code, Frozen
 from builder.lessons import SourceLesson, load_lessons
 from builder.markdown import make_markdown, render_lesson_markdown
 from builder.offline import service_worker
@@ -292,7 +292,7 @@ def frozen_store(paths: Paths) -> Frozen:
     if paths.frozen not in ("read", "write", "none"):
         raise ValueError(f"Paths.frozen is read, write or none, got {paths.frozen!r}")
     return Frozen(paths.lessons / frozen.FILE if paths.frozen != "none" else None,
-                  fingerprint(paths.sim, ROOT / "builder" / "expressions.py"))
+                  Code(paths.sim, ROOT / "builder" / "expressions.py"))
 
 
 def build_site(paths: Paths, store: Frozen | None = None) -> dict[str, bytes | Path]:

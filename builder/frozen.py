@@ -2,11 +2,13 @@
 so that a build computes only what the simulator has not already computed for the same code.
 
 Two kinds of result are kept: the text of every {sim}`EXPR` of the lessons, and the views of the slow widgets
-(sim/kit Widget(slow=True): serving simulations, hundreds of ms each) pre-rendered for the lessons. Both are
-functions of the simulator's code alone, so the store is keyed by its fingerprint: a hash of every file under sim/
-and of builder/expressions.py (the names an expression sees). A store made by other code is not used at all; the
-build computes everything, as it would without one, and `build.py build` writes the new store. Nothing else is
-frozen (templates, Markdown, the other widgets' views are cheap and always made afresh).
+(sim/kit Widget(slow=True): serving simulations, hundreds of ms each) pre-rendered for the lessons. Each is a
+function of part of the simulator's code, so each is kept with the fingerprint of that part (`Code`): for an
+expression, builder/expressions.py (the names it sees) and the modules its names come from; for a view, its widget's
+module; either way with every module of sim/ those import, transitively, and every data file under sim/ (the
+presets). A result whose fingerprint has changed is not used: the build computes it again, and `build.py build`
+writes the store anew. So an edit to sim/sampling.py recomputes the figures that import it, and not the serving
+simulations. Nothing else is frozen (templates, Markdown, the other widgets' views are cheap and always made afresh).
 
 Why: a build in a fresh process spends nearly all its time in the serving simulations behind the lessons' goodput
 and steady-state figures (about 20 s of 24 s on the development machine, 2026-12). A fresh clone, `build.py
@@ -19,31 +21,118 @@ everything, and must not compute anything (tests/builder/test_frozen.py).
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
+import types
 from collections.abc import Callable
 from pathlib import Path
 
 FILE = "frozen.json"  # in the lessons folder
-FORMAT = 1
+FORMAT = 2
 
 
-def fingerprint(sim_dir: Path, expressions: Path) -> str:
-    """A hash of the simulator's code and data (every file under sim_dir but bytecode) and of the expression
-    namespace's module."""
-    digest = hashlib.sha256(f"frozen {FORMAT}\n".encode())
-    files = [p for p in sorted(sim_dir.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
-    for path in files + [expressions]:
-        name = path.relative_to(sim_dir).as_posix() if path.is_relative_to(sim_dir) else path.name
-        data = path.read_bytes()
-        digest.update(f"{name}\n{len(data)}\n".encode() + data)
-    return digest.hexdigest()
+class Code:
+    """Fingerprints of the simulator's code. A module's covers its file and every sim module it imports, found in its
+    import statements wherever they stand, transitively; a module that imports by name at run time (importlib, as
+    sim/widgets does) counts as importing all of sim/. Every fingerprint also covers every data file under sim/."""
+
+    def __init__(self, sim_dir: Path, expressions: Path):
+        self.files: dict[str, bytes] = {}  # module name -> the hash of its file
+        self.imports: dict[str, set[str] | None] = {}  # module name -> the sim modules it names (None: all)
+        data = hashlib.sha256(f"frozen {FORMAT}\n".encode())
+        for path in sorted(sim_dir.rglob("*")):
+            if not path.is_file() or "__pycache__" in path.parts:
+                continue
+            relative = path.relative_to(sim_dir)
+            source = path.read_bytes()
+            if path.suffix != ".py":
+                data.update(f"{relative.as_posix()}\n".encode() + hashlib.sha256(source).digest())
+                continue
+            parts = ("sim", *relative.with_suffix("").parts)
+            package = parts[:-1]  # the package a relative import starts from (a package's own, for __init__)
+            name = ".".join(package if parts[-1] == "__init__" else parts)
+            self.files[name] = hashlib.sha256(source).digest()
+            self.imports[name] = _imports(ast.parse(source, str(path)), package)
+        self.data = data.digest()
+        self.expressions = hashlib.sha256(expressions.read_bytes()).digest()
+        self._modules: dict[str, str] = {}
+
+    def module(self, name: str) -> str:
+        """The fingerprint of module `name` (see the class)."""
+        if name not in self._modules:
+            seen, pending = set(), [name]
+            while pending:
+                current = pending.pop()
+                if current in seen or current not in self.files:
+                    continue
+                seen.add(current)
+                named = self.imports[current]
+                pending.extend(self.files if named is None else _with_packages(named))
+            digest = hashlib.sha256(self.data)
+            for module in sorted(seen):
+                digest.update(module.encode() + b"\n" + self.files[module])
+            self._modules[name] = digest.hexdigest()[:16]
+        return self._modules[name]
+
+    def expression(self, expr: str, names: dict) -> str:
+        """The fingerprint of {sim}`expr` evaluated over `names`: builder/expressions.py and the modules its names
+        come from."""
+        digest = hashlib.sha256(self.expressions)
+        for module in sorted({_module_of(names[n]) for n in _names(expr) if n in names} - {None}):
+            digest.update(self.module(module).encode())
+        return digest.hexdigest()[:16]
+
+
+def _imports(tree: ast.Module, package: tuple[str, ...]) -> set[str] | None:
+    """The sim modules a file's import statements name (for `from x import y`, both x and x.y, as y may be a
+    module); None if it imports by name at run time."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package[:len(package) - node.level + 1] + ((base,) if base else ()))
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Name) and node.id == "__import__":
+            return None
+    if "importlib" in found:
+        return None
+    return {name for name in found if name == "sim" or name.startswith("sim.")}
+
+
+def _with_packages(names: set[str]) -> set[str]:
+    """The modules and the packages above them, whose __init__ an import runs first."""
+    return {".".join(name.split(".")[:k]) for name in names for k in range(1, name.count(".") + 2)}
+
+
+def _names(expr: str) -> set[str]:
+    try:
+        return {node.id for node in ast.walk(ast.parse(expr, mode="eval")) if isinstance(node, ast.Name)}
+    except SyntaxError:
+        return set()  # it fails when it is evaluated, at its line
+
+
+def _module_of(value) -> str | None:
+    """The sim module a name's value comes from: a module itself, a function's or a class's module, or the module of
+    an object's class (a preset's: sim.presets); None for anything else (math, round)."""
+    if isinstance(value, types.ModuleType):
+        name = value.__name__
+    elif isinstance(value, (types.FunctionType, type)):
+        name = value.__module__
+    else:
+        name = type(value).__module__
+    return name if name == "sim" or name.startswith("sim.") else None
 
 
 class Frozen:
-    """The store of one build: what it holds (if made by the same code), what this build used and computed."""
+    """The store of one build: what it holds, what this build used and computed. `code` None: nothing is held, every
+    result is computed (a store that is not written, in tests)."""
 
-    def __init__(self, path: Path | None, code: str):
+    def __init__(self, path: Path | None, code: Code | None):
         self.path, self.code = path, code
         self.held: dict[str, dict] = {"expressions": {}, "views": {}}
         if path is not None and path.exists():
@@ -51,14 +140,14 @@ class Frozen:
                 data = json.loads(path.read_text(encoding="utf-8"))
             except ValueError:
                 data = {}  # unreadable (a merge gone wrong, say): computed afresh, and written anew
-            if data.get("fingerprint") == code:
+            if data.get("format") == FORMAT:
                 self.held = {kind: dict(data.get(kind, {})) for kind in self.held}
         self.used: dict[str, dict] = {kind: {} for kind in self.held}
         self.computed = 0  # results this build could not take from the store
 
-    def expression(self, expr: str, compute: Callable[[], str]) -> str:
-        """The text of {sim}`expr`."""
-        return self._get("expressions", expr, compute)
+    def expression(self, expr: str, names: dict, compute: Callable[[], str]) -> str:
+        """The text of {sim}`expr`, evaluated over `names` by `compute`."""
+        return self._get("expressions", expr, lambda: self.code.expression(expr, names), compute)
 
     def view(self, name: str, module, state: dict) -> dict:
         """module.render(state) for widget `name`; frozen only when the widget is slow."""
@@ -66,17 +155,20 @@ class Frozen:
             return module.render(state)
         key = f"{name} {json.dumps(state, sort_keys=True, ensure_ascii=False, separators=(',', ':'))}"
         # Through JSON either way, so that a view read from the store and one just made are the same value.
-        return self._get("views", key, lambda: json.loads(json.dumps(module.render(state))))
+        return self._get("views", key, lambda: self.code.module(module.__name__),
+                         lambda: json.loads(json.dumps(module.render(state))))
 
-    def _get(self, kind: str, key: str, compute: Callable):
+    def _get(self, kind: str, key: str, fingerprint: Callable[[], str], compute: Callable):
         used = self.used[kind]
         if key not in used:
-            if key in self.held[kind]:
-                used[key] = self.held[kind][key]
+            code = fingerprint() if self.code is not None else ""
+            held = self.held[kind].get(key)
+            if self.code is not None and isinstance(held, list) and len(held) == 2 and held[0] == code:
+                used[key] = held
             else:
-                used[key] = compute()
+                used[key] = [code, compute()]
                 self.computed += 1
-        return used[key]
+        return used[key][1]
 
     def save(self) -> bool:
         """Write what this build used (and nothing it did not) if that differs from the file; True if written."""
@@ -90,9 +182,9 @@ class Frozen:
         return True
 
     def text(self) -> str:
-        """The file of what this build used: one entry a line, in key order (a change shows as the lines it moves);
-        each value in its own order, which the page shows."""
-        lines = ["{", f'"fingerprint": {json.dumps(self.code)},']
+        """The file of what this build used: one entry a line, in key order (a change shows as the lines it moves),
+        each the fingerprint of the code that computed it and the value, in its own order, which the page shows."""
+        lines = ["{", f'"format": {FORMAT},']
         for n, kind in enumerate(sorted(self.used)):
             entries = [f"{_json(key)}: {_json(value)}" for key, value in sorted(self.used[kind].items())]
             lines += [f'"{kind}": {{', ",\n".join(entries), "}" + ("," if n + 1 < len(self.used) else "")]

@@ -224,7 +224,7 @@ def _prepare(token: Token, line: int, ctx: LessonContext) -> None:
     elif token.type == "sim_expr":
         try:
             ctx.expressions.append((token.content, line))
-            text = ctx.frozen.expression(token.content, lambda: evaluate(token.content, ctx.names))
+            text = ctx.frozen.expression(token.content, ctx.names, lambda: evaluate(token.content, ctx.names))
             token.meta["html"] = f'<span class="sim-value">{html.escape(text)}</span>'
         except ExpressionError as e:
             raise LessonError(line, str(e)) from None

@@ -41,11 +41,11 @@ def built_site(tmp_path_factory, worker_id) -> Path:
     """The site as built, once for the whole run: under pytest-xdist the first worker to ask builds it (under a lock)
     and the others wait for it and read the same folder, rather than each paying a build. Tests only read it: one
     that needs a changed site copies it first (tests/browser/conftest.py site_copy, tests/engines/conftest.py).
-    It computes every figure, taking none from lessons/frozen.json: tests/builder/test_frozen.py holds that store
-    to this site."""
+    It takes the figures lessons/frozen.json holds, as every build does: tests/builder/test_frozen.py holds that
+    store to a build that computes every figure."""
     if worker_id == "master":
         out = tmp_path_factory.mktemp("site") / "_site"
-        build.build(build.Paths(out=out, frozen="none"))
+        build.build(build.Paths(out=out))
         return out
     run = tmp_path_factory.getbasetemp().parent  # this run's folder, the same for all its workers
     out, done = run / "site" / "_site", run / "site" / "built"
@@ -53,7 +53,7 @@ def built_site(tmp_path_factory, worker_id) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists():
             out.parent.mkdir(exist_ok=True)
-            build.build(build.Paths(out=out, frozen="none"))
+            build.build(build.Paths(out=out))
             done.touch()
     return out
 

@@ -11,16 +11,19 @@ import pytest
 
 import build
 from builder import frozen
-from builder.frozen import Frozen, fingerprint
+from builder.expressions import namespace
+from builder.frozen import Code, Frozen
 from sim import widgets
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 COMMITTED = ROOT / "lessons" / frozen.FILE
 
 
-def test_the_committed_store_builds_the_same_site_computing_nothing(built_site, tmp_path):
-    # built_site computed every figure; a build from lessons/frozen.json must draw the same pages, byte for byte,
-    # without computing a single figure, and the store must hold nothing more than that build used.
+def test_the_committed_store_builds_the_same_site_computing_nothing(tmp_path):
+    # A build from lessons/frozen.json must draw the same pages, byte for byte, as a build that computes every
+    # figure, without computing a single one, and the store must hold nothing more than that build used.
+    computed = tmp_path / "computed"
+    build.build(build.Paths(out=computed, frozen="none"))
     paths = build.Paths(out=tmp_path / "_site", frozen="read")
     store = build.frozen_store(paths)
     assert store.held["expressions"], (f"{COMMITTED.relative_to(ROOT)} was made by other simulator code: "
@@ -30,41 +33,81 @@ def test_the_committed_store_builds_the_same_site_computing_nothing(built_site, 
     pages = {path: data for path, data in files.items() if path.endswith(".html")}
     assert len(pages) > 10
     for path, data in pages.items():
-        assert data == (built_site / path).read_bytes(), path
+        assert data == (computed / path).read_bytes(), path
     assert store.text() == COMMITTED.read_text(encoding="utf-8"), (
         "the store holds figures no lesson uses: run `python build.py build` and commit it")
 
 
-def test_a_store_is_used_only_by_the_code_that_made_it(tmp_path):
+def test_a_figure_is_kept_for_the_code_it_depends_on_and_only_that(tmp_path):
     sim = tmp_path / "sim"
     shutil.copytree(ROOT / "sim", sim, ignore=shutil.ignore_patterns("__pycache__"))
-    expressions = ROOT / "builder" / "expressions.py"
-    code = fingerprint(sim, expressions)
-    assert code == fingerprint(ROOT / "sim", expressions)
-    (sim / "presets" / "extra.yml").write_text("a: 1\n")  # data counts as much as code
-    assert fingerprint(sim, expressions) != code
-    (sim / "presets" / "extra.yml").unlink()
-    (sim / "roofline.py").write_text((sim / "roofline.py").read_text() + "\n")
-    assert fingerprint(sim, expressions) != code
+    expressions = tmp_path / "expressions.py"
+    shutil.copy(ROOT / "builder" / "expressions.py", expressions)
+    names = namespace()
+    goodput, top_p = 'sig(slo.goodput(llama13b, a100, "chunked").per_gpu)', "sampling.ORDERS[0]"
+    figures = {"goodput": lambda c: c.expression(goodput, names), "top-p": lambda c: c.expression(top_p, names),
+               "a preset": lambda c: c.expression("anchor.attention.kv_heads", names),
+               "slo-serving": lambda c: c.module("sim.widgets.slo_serving"),
+               "sampling widget": lambda c: c.module("sim.widgets.sampling"),
+               "widgets": lambda c: c.module("sim.widgets")}
 
+    def changed() -> set[str]:
+        now = Code(sim, expressions)
+        return {name for name, of in figures.items() if of(now) != of(before)}
+
+    before = Code(sim, expressions)
+    assert not changed() and figures["goodput"](before) == figures["goodput"](Code(ROOT / "sim", expressions))
+    edit = sim / "sampling.py"
+    edit.write_text(edit.read_text() + "\n")
+    # The serving figures and the presets stay; what imports sampling is computed again, as is the registry, which
+    # imports every widget by name.
+    assert changed() == {"top-p", "sampling widget", "widgets"}
+    before = Code(sim, expressions)
+    edit = sim / "scheduler.py"  # slo imports it
+    edit.write_text(edit.read_text() + "\n")
+    assert changed() == {"goodput", "slo-serving", "widgets"}
+    before = Code(sim, expressions)
+    (sim / "presets" / "extra.yml").write_text("a: 1\n")  # data counts as much as code, for every figure
+    assert changed() == set(figures)
+    before = Code(sim, expressions)
+    expressions.write_text(expressions.read_text() + "\n")  # the names every expression sees
+    assert changed() == {"goodput", "top-p", "a preset"}
+
+
+class Fixed:
+    """A Code whose fingerprints the test sets."""
+
+    def __init__(self, code: str):
+        self.code = code
+
+    def expression(self, expr, names):
+        return self.code
+
+    def module(self, name):
+        return self.code
+
+
+def test_a_store_takes_a_figure_only_where_its_code_is_unchanged_and_keeps_only_what_was_used(tmp_path):
     path = tmp_path / "frozen.json"
-    store = Frozen(path, "one")
-    assert store.expression("1 + 1", lambda: "2") == "2" and store.computed == 1
+    store = Frozen(path, Fixed("one"))
+    assert store.expression("1 + 1", {}, lambda: "2") == "2" and store.computed == 1
     assert store.save()
-    again = Frozen(path, "one")
-    assert again.expression("1 + 1", lambda: pytest.fail("computed although frozen")) == "2"
+    again = Frozen(path, Fixed("one"))
+    assert again.expression("1 + 1", {}, lambda: pytest.fail("computed although frozen")) == "2"
     assert again.computed == 0 and not again.save()
-    other = Frozen(path, "two")  # other code: nothing it holds is taken
-    assert other.expression("1 + 1", lambda: "two") == "two" and other.computed == 1
-    pruned = Frozen(path, "one")
-    pruned.expression("2 + 2", lambda: "4")
-    assert pruned.save() and json.loads(path.read_text())["expressions"] == {"2 + 2": "4"}  # 1 + 1 was not used
+    other = Frozen(path, Fixed("two"))  # its code changed: not taken
+    assert other.expression("1 + 1", {}, lambda: "two") == "two" and other.computed == 1
+    pruned = Frozen(path, Fixed("one"))
+    pruned.expression("2 + 2", {}, lambda: "4")
+    assert pruned.save() and json.loads(path.read_text())["expressions"] == {"2 + 2": ["one", "4"]}  # 1 + 1 unused
     path.write_text("{ not json")
-    assert Frozen(path, "one").expression("1 + 1", lambda: "again") == "again"
+    assert Frozen(path, Fixed("one")).expression("1 + 1", {}, lambda: "again") == "again"
+    path.write_text('{"fingerprint": "a store of the first format", "expressions": {"1 + 1": "2"}}')
+    assert Frozen(path, Fixed("one")).expression("1 + 1", {}, lambda: "anew") == "anew"
 
 
 def test_only_slow_widgets_views_are_frozen(tmp_path):
-    store = Frozen(tmp_path / "frozen.json", "code")
+    store = Frozen(tmp_path / "frozen.json", Fixed("code"))
     for name in widgets.names():
         module = widgets.load(name)
         state = module.WIDGET.coerce({"lang": "en"})

@@ -36,7 +36,7 @@ def ui(lang: str) -> dict:
 def make_context(problems: list, lang: str = "zh") -> LessonContext:
     md = make_markdown()
     ctx = LessonContext(lang=lang, slug="demo", templates=jinja2.Environment(), course=COURSE, terms=TERMS,
-                        ui=ui(lang), names=namespace(), frozen=Frozen(None, ""))
+                        ui=ui(lang), names=namespace(), frozen=Frozen(None, None))
     ctx.render_markdown = lambda body, line: render_lesson_markdown(md, body, line, ctx, problems)
     return ctx
 
