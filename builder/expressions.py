@@ -14,6 +14,7 @@ from sim import (
     attention,
     batching,
     cache,
+    feasibility,
     interference,
     kv_layout,
     latency,
@@ -70,6 +71,8 @@ def namespace() -> dict:
         "attention": attention,  # attention-variants: kv-heads, kv-capacity-curves
         "sampling": sampling,  # sampling: sampling, sampling-cost
         "decode_run": serving.decode_run, "batch_point": batching.batch_point, "request": latency.request,
+        # a figure for configurations that do not fit in memory, which its sentence says (sim/feasibility.py)
+        "as_if_it_fit": feasibility.as_if_it_fit,
         # plain helpers
         "round": round, "min": min, "max": max, "abs": abs, "int": int, "math": math,
     }
@@ -77,6 +80,23 @@ def namespace() -> dict:
 
 class ExpressionError(Exception):
     pass
+
+
+# What a sentence says of a figure wrapped in as_if_it_fit(...), in each language (any one of them).
+AS_IF_IT_FIT = {"zh": ("假设放得下",), "en": ("as if it fit", "as if they fit")}
+
+
+def evaluated(expr: str, names: dict) -> str | dict:
+    """evaluate(expr, names), and whether it quoted a configuration that does not fit in memory: the text alone if it
+    did not, else {"text": …, "overflows": [what each needed, in words]}, or {"text": …, "as_if_it_fit": true} if
+    the expression accepted them (sim/feasibility.py). JSON, as the frozen figures keep it."""
+    with feasibility.recorded() as ledger:
+        text = evaluate(expr, names)
+    if ledger.overflows:
+        return {"text": text, "overflows": [
+            f"{o.what} needs {fmt_gb(o.need_bytes)} of memory, and the GPU has {fmt_gb(o.have_bytes)}"
+            for o in ledger.overflows]}
+    return {"text": text, "as_if_it_fit": True} if ledger.accepted else text
 
 
 def evaluate(expr: str, names: dict) -> str:

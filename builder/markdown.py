@@ -23,7 +23,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from builder import safety, scenarios, scroll
 from builder.context import LessonContext, LinkUse
 from builder.directives import run_directive
-from builder.expressions import ExpressionError, evaluate
+from builder.expressions import AS_IF_IT_FIT, ExpressionError, evaluated
 from builder.mathml import to_mathml
 from builder.problems import LessonError
 from sim.kit import table
@@ -150,6 +150,8 @@ def render_lesson_markdown(md: MarkdownIt, text: str, first_line: int, ctx: Less
     for token in tokens:
         line = first_line + (token.map[0] if token.map else 0)
         for item in (token, *(token.children or ())):
+            if item is not token:
+                item.meta["paragraph"] = token.content  # the source of the paragraph (or cell) it stands in
             try:
                 _prepare(item, line, ctx)
             except LessonError as e:
@@ -224,7 +226,9 @@ def _prepare(token: Token, line: int, ctx: LessonContext) -> None:
     elif token.type == "sim_expr":
         try:
             ctx.expressions.append((token.content, line))
-            text = ctx.frozen.expression(token.content, ctx.names, lambda: evaluate(token.content, ctx.names))
+            result = ctx.frozen.expression(token.content, ctx.names, lambda: evaluated(token.content, ctx.names))
+            text = result if isinstance(result, str) else result["text"]
+            _check_fit(token.content, result, token.meta.get("paragraph", ""), line, ctx.lang)
             token.meta["html"] = f'<span class="sim-value">{html.escape(text)}</span>'
         except ExpressionError as e:
             raise LessonError(line, str(e)) from None
@@ -238,6 +242,23 @@ def _prepare(token: Token, line: int, ctx: LessonContext) -> None:
         _refuse(safety.attribute_syntax_problems(token.content), line)
     elif token.type == "link_open":
         _resolve_link(token, line, ctx)
+
+
+def _check_fit(expr: str, result: str | dict, paragraph: str, line: int, lang: str) -> None:
+    """A figure may quote only configurations that fit in memory, or say in its paragraph that it is as if they
+    did (sim/feasibility.py; builder/expressions.py AS_IF_IT_FIT)."""
+    if isinstance(result, str):
+        return
+    if lang not in AS_IF_IT_FIT:
+        raise LessonError(line, f"builder/expressions.py AS_IF_IT_FIT has no words for {lang!r}: add them")
+    if result.get("overflows"):
+        raise LessonError(line, f"{{sim}}`{expr}` quotes a configuration that does not fit: "
+                                f"{'; '.join(result['overflows'])}. Quote one that fits, or wrap the figure in "
+                                f"as_if_it_fit(...) and say {AS_IF_IT_FIT[lang][0]!r} beside it")
+    wording = AS_IF_IT_FIT[lang]
+    if result.get("as_if_it_fit") and not any(words in paragraph.replace(f"`{expr}`", "") for words in wording):
+        raise LessonError(line, f"{{sim}}`{expr}` is a figure as if its configuration fit in memory "
+                                f"(as_if_it_fit), and its paragraph must say so: {' or '.join(map(repr, wording))}")
 
 
 def _refuse(messages: list[str], line: int) -> None:

@@ -39,6 +39,11 @@ def conv_state_bytes_per_request(m: Model, conv_dtype: str = "bf16") -> int:
     return m.linear_attention_layers * channels * (g.conv_kernel - 1) * dtype_bytes("conv_dtype", conv_dtype)
 
 
+def request_bytes(m: Model, context: int, state_dtype: str = "fp32") -> int:
+    """Memory one request holds: the KV of its `context` cached tokens plus its recurrent state."""
+    return context * kv_bytes_per_token(m) + state_bytes_per_request(m, state_dtype)
+
+
 def attention_flops_per_cached_token(m: Model) -> int:
     """FLOPs one query token spends on one cached token: q.k and p.v in every head of every full layer."""
     a = m.attention

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple
 
-from sim import scheduler
+from sim import cache, feasibility, model_size, scheduler
 from sim.presets import Hardware, Model
 from sim.validate import check_int
 
@@ -179,6 +179,10 @@ def interfere(m: Model, hw: Hardware, batch: int, context: int, prompt_tokens: i
     if c and -(-p // c) > MAX_STEPS:
         raise ValueError(f"chunk_tokens must cut prompt_tokens into at most {MAX_STEPS:,} chunks, got "
                          f"{p:,} ÷ {c:,}")
+    feasibility.note(lambda: f"{m.name} on the {hw.name}, a {p:,}-token prompt beside a batch of {b:,} at {ctx:,} "
+                             "tokens of context",
+                     model_size.resident_weight_bytes(m) + b * cache.request_bytes(m, ctx, state_dtype)
+                     + cache.request_bytes(m, p, state_dtype), hw.memory_bytes)
     cost = scheduler.step_cost(m, hw, state_dtype)
     steps, before = [], 0
     sizes = chunks(p, c)

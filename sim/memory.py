@@ -12,8 +12,7 @@ from sim.validate import check_int
 
 def bytes_per_request(m: Model, context: int, state_dtype: str = "fp32") -> int:
     """Memory one request holds: KV of its `context` cached tokens plus its recurrent state."""
-    ctx = check_int("context", context, 0, MAX_CONTEXT)
-    return ctx * cache.kv_bytes_per_token(m) + cache.state_bytes_per_request(m, state_dtype)
+    return cache.request_bytes(m, check_int("context", context, 0, MAX_CONTEXT), state_dtype)
 
 
 def resident_bytes(m: Model, batch: int, context: int, state_dtype: str = "fp32") -> int:

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from sim import cache as kv_cache
-from sim import model_size, roofline
+from sim import feasibility, model_size, roofline
 from sim.presets import Hardware, Model
 from sim.validate import check_choice, check_int
 
@@ -354,6 +354,10 @@ def decode(m: Model, hw: Hardware, batch: int, context: int, weights: str = "bf1
     b = check_int("batch", batch, 1, roofline.MAX_BATCH)
     ctx = check_int("context", context, 0, roofline.MAX_CONTEXT)
     check_choice("kv", kv, KV_FORMATS)
+    feasibility.note(lambda: f"{m.name} in {weights} weights and a {kv} KV cache on the {hw.name}, batch {b:,} at "
+                             f"{ctx:,} tokens of context",
+                     resident_weight_bytes(m, weights, group_size) + b * bytes_per_request(m, ctx, kv),
+                     hw.memory_bytes)
     flops = roofline.matmul_flops(m, b, sampled=b)
     if weight_only(weights, hw):
         flops += DEQUANT_FLOPS_PER_WEIGHT * quantized_params(m)
@@ -379,11 +383,12 @@ def ridge_batch(m: Model, hw: Hardware, weights: str = "bf16", group_size: int =
         return decode(m, hw, b, 0, weights, group_size).op("matmuls").bound == "compute"
 
     low, high = 1, roofline.MAX_BATCH  # compute_bound is monotonic in the batch
-    if not compute_bound(high):
-        return high
-    while low < high:
-        mid = (low + high) // 2
-        low, high = (low, mid) if compute_bound(mid) else (mid + 1, high)
+    with feasibility.unquoted():
+        if not compute_bound(high):
+            return high
+        while low < high:
+            mid = (low + high) // 2
+            low, high = (low, mid) if compute_bound(mid) else (mid + 1, high)
     return low
 
 

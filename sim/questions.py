@@ -236,11 +236,11 @@ TEXT = {
             "{mistake:.0f}% 是草稿猜「垫子」的频率 q，好像输出跟着草稿走。这条规则改变的是哪些猜测被保留，不改变输出"
             "的分布：「垫子」只以 {p_mat:.0f} ÷ {q_mat:.0f} 被保留，被拒的从 max(0, p − q) 里重抽，那里「垫子」占 "
             "{residual_mat:.0f}%：输出里「垫子」占 {value:.1f}%，正是 p。",
-        "speedup-batch128-a100":
+        "speedup-batch96-h200":
             "batch {batch} × (γ + 1) = {verify_tokens} 个 token 过权重，超过 {gpu} 的拐点 {critical}：验证一步 "
             "{verify:.2f} ms，而 decode 一步 {decode:.2f} ms；{expected:.2f} × {decode:.2f} ÷ ({gamma} × {draft:.2f} "
             "+ {verify:.2f}) = {value:.2f}×",
-        "speedup-batch128-a100.mistake.always_helps":
+        "speedup-batch96-h200.mistake.always_helps":
             "{mistake:.2f}× 是 batch {batch1} 时的加速比：那时每步只有 {tokens} 个 token，远在拐点以下，验证一步（"
             "{verify1:.2f} ms）和 decode 一步（{decode1:.2f} ms）差不多。batch {batch} 时 {verify_tokens} 个 token 超"
             "过拐点 {critical}，矩阵乘变成算力受限，验证一步要 {verify:.2f} ms，约 {steps:.1f} 步 decode，每次调用多"
@@ -261,16 +261,17 @@ TEXT = {
         "int4-bits-g128.mistake.scale_only":
             "{mistake:.3f} 算了 scale，漏了零点。非对称的 INT4（GPTQ、AWQ 的做法）每组还要一个 4 bit 零点："
             "4 + (16 + 4) ÷ {group} = {value:.3f} bit。",
-        "int4-speedup-b512-h100":
-            "batch {batch} 已过 INT4 的拐点 {ridge}（BF16 的是 {bf16_ridge}）：矩阵乘变成算力受限，"
-            "INT4 权重先还原成 BF16，"
-            "按同样的 BF16 峰值乘：{bf16_ms:.1f} ms ÷ {int4_ms:.1f} ms = {value:.2f}×",
-        "int4-speedup-b512-h100.mistake.memory_bound":
-            "{mistake:.2f}× 是 batch 1 的加速比，那时这一步受读权重限制。batch {batch} 早过了 INT4 的拐点 {ridge}："
-            "时间由计算决定，而 W4A16 还原成 BF16 再乘，算得一点不比 BF16 快：{value:.2f}×。",
-        "int4-speedup-b512-h100.mistake.four_times":
-            "{mistake:.0f}× 是 16 bit ÷ 4 bit，只有读字节决定时间才可能接近。batch {batch} 过了拐点 {ridge}，"
-            "时间由 BF16 的计算决定：{value:.2f}×。",
+        "int4-speedup-b128-h100":
+            "batch {batch} 已过 INT4 的拐点 {ridge}，还没到 BF16 的 {bf16_ridge}：INT4 的矩阵乘受算力限制，"
+            "权重先还原成 BF16，按 BF16 峰值乘；BF16 仍受读权重限制："
+            "{bf16_ms:.1f} ms ÷ {int4_ms:.1f} ms = {value:.2f}×",
+        "int4-speedup-b128-h100.mistake.memory_bound":
+            "{mistake:.2f}× 是 batch 1 的加速比，那时两种格式都受读权重限制。batch {batch} 过了 INT4 的拐点 {ridge}："
+            "INT4 的时间由计算决定，而 W4A16 还原成 BF16 再乘，省下的只剩 BF16 多读的那些字节："
+            "{value:.2f}×。",
+        "int4-speedup-b128-h100.mistake.four_times":
+            "{mistake:.0f}× 是 16 bit ÷ 4 bit，只有读字节决定时间才可能接近。batch {batch} 过了 INT4 的拐点 {ridge}，"
+            "INT4 的时间由 BF16 的计算决定：{value:.2f}×。",
         "fp8-kv-unfused-llama":
             "反量化没融合进注意力，注意力读的是 BF16 副本：变的只是容量，放得下的请求从 {bf16_fit} 个变成 "
             "{fp8_fit} 个；一步读的字节和 BF16 KV 一样：{bf16_ms:.2f} ms ÷ {unfused_ms:.2f} ms = {value:.2f}×",
@@ -350,15 +351,15 @@ TEXT = {
         "min-p-02-example.mistake.absolute":
             "{mistake:.0f} 个是把 min-p 当成了绝对阈值（概率 ≥ {base:g}）。min-p 的阈值随最高的那个 token 变："
             "{base:g} × {top:.2f} = {threshold:.2f}，不低于它的共 {value} 个。",
-        "top-p-sort-b256-h100":
+        "top-p-sort-b128-h100":
             "top-p 全排序每个 logit 读写 {per_logit} 字节（温度 {temperature} + softmax {softmax} + "
             "排序 {sort} + 扫描 {scan}）：{batch} × {vocab:,} × {per_logit} B = {gb:.2f} GB ÷ {bandwidth:g} TB/s = "
             "{value:.2f} ms",
-        "top-p-sort-b256-h100.mistake.one_read":
+        "top-p-sort-b128-h100.mistake.one_read":
             "{mistake:.3f} ms 只算了把 logits 读一遍（{batch} × {vocab:,} × {logit} B），那是贪心的账。"
             "top-p 全排序还要 softmax，再把「概率 + token id」排 {passes} 遍，每个 logit 一共读写 {per_logit} 字节："
             "{value:.2f} ms。",
-        "top-p-sort-b256-h100.mistake.one_row":
+        "top-p-sort-b128-h100.mistake.one_row":
             "{mistake:.4f} ms 只是一个请求的那一行。批里 {batch} 个请求各有一行 logits，每行都要排序："
             "{batch} × {vocab:,} × {per_logit} B ÷ {bandwidth:g} TB/s = {value:.2f} ms。",
     },
@@ -587,11 +588,11 @@ TEXT = {
             "changes which guesses are kept, not how the output is distributed: \"mat\" is kept only with "
             "probability {p_mat:.0f} ÷ {q_mat:.0f}, and a rejected guess is redrawn from max(0, p − q), which gives "
             "\"mat\" {residual_mat:.0f}%: \"mat\" is {value:.1f}% of the output, exactly p.",
-        "speedup-batch128-a100":
+        "speedup-batch96-h200":
             "batch {batch} × (γ + 1) = {verify_tokens} tokens through the weights, past the {gpu}'s ridge of "
             "{critical}: a verify step takes {verify:.2f} ms against {decode:.2f} ms for a decode step; "
             "{expected:.2f} × {decode:.2f} ÷ ({gamma} × {draft:.2f} + {verify:.2f}) = {value:.2f}×",
-        "speedup-batch128-a100.mistake.always_helps":
+        "speedup-batch96-h200.mistake.always_helps":
             "{mistake:.2f}× is the speed-up at batch {batch1}, where a step carries only {tokens} tokens, far below "
             "the ridge, and a verify step ({verify1:.2f} ms) costs about a decode step ({decode1:.2f} ms). At batch "
             "{batch}, {verify_tokens} tokens pass the ridge of {critical}: the matmuls turn compute-bound, a verify "
@@ -615,17 +616,17 @@ TEXT = {
         "int4-bits-g128.mistake.scale_only":
             "{mistake:.3f} counts the scale but not the zero point. Asymmetric INT4 (as GPTQ and AWQ store it) keeps "
             "a 4-bit zero point per group too: 4 + (16 + 4) ÷ {group} = {value:.3f} bits.",
-        "int4-speedup-b512-h100":
-            "batch {batch} is past INT4's ridge at {ridge} (BF16's is at {bf16_ridge}): the matmuls are compute-bound, "
-            "and INT4 weights are widened to BF16 and multiplied at the same BF16 peak: {bf16_ms:.1f} ms ÷ "
-            "{int4_ms:.1f} ms = {value:.2f}×",
-        "int4-speedup-b512-h100.mistake.memory_bound":
-            "{mistake:.2f}× is the speed-up at batch 1, where reading the weights sets the step's time. Batch {batch} "
-            "is far past INT4's ridge at {ridge}: arithmetic sets the time, and W4A16 widens to BF16 before it "
-            "multiplies, no faster than BF16 itself: {value:.2f}×.",
-        "int4-speedup-b512-h100.mistake.four_times":
+        "int4-speedup-b128-h100":
+            "batch {batch} is past INT4's ridge at {ridge} and short of BF16's at {bf16_ridge}: INT4's matmuls are "
+            "compute-bound, its weights widened to BF16 and multiplied at the BF16 peak, while BF16 still waits on "
+            "reading its weights: {bf16_ms:.1f} ms ÷ {int4_ms:.1f} ms = {value:.2f}×",
+        "int4-speedup-b128-h100.mistake.memory_bound":
+            "{mistake:.2f}× is the speed-up at batch 1, where reading the weights sets both formats' time. Batch "
+            "{batch} is past INT4's ridge at {ridge}: arithmetic sets INT4's time, and W4A16 widens to BF16 before it "
+            "multiplies, so all it saves is what BF16 spends reading more bytes: {value:.2f}×.",
+        "int4-speedup-b128-h100.mistake.four_times":
             "{mistake:.0f}× is 16 bits ÷ 4 bits, which only a step bound by its bytes could come near. Batch {batch} "
-            "is past the ridge at {ridge}, and BF16 arithmetic sets the time: {value:.2f}×.",
+            "is past INT4's ridge at {ridge}, and BF16 arithmetic sets INT4's time: {value:.2f}×.",
         "fp8-kv-unfused-llama":
             "dequantisation is not fused into attention, so attention reads a BF16 copy: only capacity changes, from "
             "{bf16_fit} requests that fit to {fp8_fit}; the step reads as many bytes as with BF16 KV: "
@@ -716,15 +717,15 @@ TEXT = {
             "{mistake:.0f} tokens is what min-p gives taken as an absolute threshold (probability ≥ {base:g}). "
             "Min-p's threshold moves with the top token: {base:g} × {top:.2f} = {threshold:.2f}, and {value} tokens "
             "are at or above it.",
-        "top-p-sort-b256-h100":
+        "top-p-sort-b128-h100":
             "top-p by a full sort reads and writes {per_logit} bytes per logit (temperature {temperature} + softmax "
             "{softmax} + sort {sort} + scan {scan}): {batch} × {vocab:,} × {per_logit} B = {gb:.2f} GB ÷ "
             "{bandwidth:g} TB/s = {value:.2f} ms",
-        "top-p-sort-b256-h100.mistake.one_read":
+        "top-p-sort-b128-h100.mistake.one_read":
             "{mistake:.3f} ms counts one read of the logits ({batch} × {vocab:,} × {logit} B), greedy's bill. Top-p by "
             "a full sort also takes a softmax and sorts (probability, token id) pairs in {passes} passes, {per_logit} "
             "bytes read and written per logit in all: {value:.2f} ms.",
-        "top-p-sort-b256-h100.mistake.one_row":
+        "top-p-sort-b128-h100.mistake.one_row":
             "{mistake:.4f} ms is one request's row. Each of the batch's {batch} requests has a row of logits, and "
             "every row is sorted: {batch} × {vocab:,} × {per_logit} B ÷ {bandwidth:g} TB/s = {value:.2f} ms.",
     },
@@ -1089,11 +1090,14 @@ def _exact_output() -> tuple[float, dict]:
                        residual_mat=r[SPEC_TOKEN] * PERCENT, value=value)
 
 
-SPEC_BATCH = 128  # on an A100, past the ridge: 128 x 5 = 640 tokens per verify step
+# Where speculation really loses: a weaker draft (α 0.6) on an H200, at a batch past its ridge (207 < 96 x 5 = 480
+# tokens per verify step) that fits with γ + 1 recurrent states per request (115 do). At α 0.8 no preset loses within
+# its memory (an H100 fits 36 such requests, and breaks even only at 258).
+SPEC_BATCH, SPEC_BATCH_ALPHA, SPEC_BATCH_GPU = 96, 0.6, "h200-sxm"
 
 
 def _speedup_batch() -> tuple[float, dict]:
-    r, alone = _speculation("a100-sxm-80gb", SPEC_BATCH), _speculation("a100-sxm-80gb", 1)
+    r, alone = (_speculation(SPEC_BATCH_GPU, b).at(alpha=SPEC_BATCH_ALPHA) for b in (SPEC_BATCH, 1))
     return r.speedup, dict(batch=r.batch, verify_tokens=r.batch * (r.gamma + 1), gpu=r.hw.short_name,
                            critical=roofline.critical_batch(r.m, r.hw), verify=r.verify_s * 1e3,
                            decode=r.decode_s * 1e3, expected=r.tokens_per_call, gamma=r.gamma,
@@ -1104,7 +1108,7 @@ def _speedup_batch() -> tuple[float, dict]:
 
 # quantization: the anchor on one H100 at 1,024 tokens of context (the quant-roofline widget's defaults).
 QUANT_CONTEXT, QUANT_GROUP = 1024, 128
-QUANT_BIG_BATCH = 512  # past BF16's ridge (296) and far past INT4's (86)
+QUANT_BIG_BATCH = 128  # past INT4's ridge (86), below BF16's (296); 137 requests fit in BF16 at this context
 KV_MODEL, KV_BATCH, KV_CONTEXT = "llama-2-7b", 16, 8192  # a model whose KV outweighs its weights at this context
 
 
@@ -1192,9 +1196,9 @@ def _break_even() -> tuple[float, dict]:
 
 
 # sampling: the anchor's vocabulary; sampling.EXAMPLE's eight probabilities for temperature, top-p and min-p; top-p by a
-# full sort at batch 256 on an H100 (the sampling-cost widget shows batch 64 by default).
+# full sort at batch 128 on an H100, where 137 requests fit at 1,024 tokens (the sampling-cost widget starts at 64).
 TEMPERATURE_T, TOP_P, MIN_P_BASE = 0.5, 0.9, 0.2
-COST_BATCH, COST_METHOD = 256, "top-p-sort"
+COST_BATCH, COST_METHOD = 128, "top-p-sort"
 
 
 def _entropy_uniform() -> tuple[float, dict]:
@@ -1340,7 +1344,7 @@ QUESTIONS = {q.key: q for q in (
         Mistake("follows_draft", lambda n: n["q_mat"]),
     )),
     # 5%: "no change" (1×) lies 7.1% above the answer (0.93×) and is just too high.
-    Question("speedup-batch128-a100", "×", 0.05, _speedup_batch, (
+    Question("speedup-batch96-h200", "×", 0.05, _speedup_batch, (
         Mistake("always_helps", lambda n: n["alone"]),
     )),
     # quantization. 8%: 16 bits ÷ 4 (4×) lies 20% above the answer (3.32×).
@@ -1353,7 +1357,7 @@ QUESTIONS = {q.key: q for q in (
         Mistake("no_scales", lambda n: n["bits"]),
         Mistake("scale_only", lambda n: n["scale_only"], 0.002),
     )),
-    Question("int4-speedup-b512-h100", "×", 0.05, lambda: _int4_speedup(QUANT_BIG_BATCH), (
+    Question("int4-speedup-b128-h100", "×", 0.05, lambda: _int4_speedup(QUANT_BIG_BATCH), (
         Mistake("memory_bound", lambda n: n["alone"]),
         Mistake("four_times", lambda n: n["bits_ratio"]),
     )),
@@ -1399,7 +1403,7 @@ QUESTIONS = {q.key: q for q in (
     Question("min-p-02-example", "", 0.10, _min_p_example, (
         Mistake("absolute", lambda n: n["absolute"]),
     )),
-    Question("top-p-sort-b256-h100", "ms", 0.10, _sort_cost, (
+    Question("top-p-sort-b128-h100", "ms", 0.10, _sort_cost, (
         Mistake("one_read", lambda n: n["one_read"]),
         Mistake("one_row", lambda n: n["value"] / n["batch"]),
     )),

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
 
-from sim import cache, model_size
+from sim import cache, feasibility, model_size
 from sim.presets import Hardware, Model
 from sim.validate import check_int
 
@@ -185,10 +185,11 @@ def critical_batch(m: Model, hw: Hardware) -> int:
     weights = model_size.matmul_weight_bytes(m)
     b = max(1, int(weights * hw.peak_flops_per_s // (flops_per_request * hw.bandwidth_bytes_per_s)))
     # The closed form is exact in reals; settle float rounding at the boundary against the op itself.
-    while b > 1 and decode(m, hw, batch=b - 1, context=0).op("matmuls").bound == "compute":
-        b -= 1
-    while decode(m, hw, batch=b, context=0).op("matmuls").bound != "compute":
-        b += 1
+    with feasibility.unquoted():
+        while b > 1 and decode(m, hw, batch=b - 1, context=0).op("matmuls").bound == "compute":
+            b -= 1
+        while decode(m, hw, batch=b, context=0).op("matmuls").bound != "compute":
+            b += 1
     return b
 
 
@@ -228,6 +229,7 @@ def decode(m: Model, hw: Hardware, batch: int, context: int, state_dtype: str = 
     """
     b = check_int("batch", batch, 1, MAX_BATCH)
     ctx = check_int("context", context, 0, MAX_CONTEXT)
+    note_decode(m, hw, b, ctx, state_dtype)
     return _estimate(
         hw,
         tokens=b,
@@ -235,6 +237,14 @@ def decode(m: Model, hw: Hardware, batch: int, context: int, state_dtype: str = 
         attention=(b * cache.attention_flops_per_cached_token(m) * ctx, b * (ctx + 1) * cache.kv_bytes_per_token(m)),
         state=(0, b * 2 * cache.state_bytes_per_request(m, state_dtype)),
     )
+
+
+def note_decode(m: Model, hw: Hardware, batch: int, context: int, state_dtype: str = "fp32") -> None:
+    """Tell sim/feasibility.py what a decode step of `batch` requests at `context` tokens needs: the whole
+    checkpoint and each request's KV and state (memory.py's count)."""
+    feasibility.note(lambda: f"{m.name} on the {hw.name}, batch {batch:,} at {context:,} tokens of context",
+                     model_size.resident_weight_bytes(m) + batch * cache.request_bytes(m, context, state_dtype),
+                     hw.memory_bytes)
 
 
 def decode_attention_intensity(m: Model) -> float:

@@ -79,7 +79,7 @@ import math
 import random
 from dataclasses import dataclass
 
-from sim import presets, roofline
+from sim import feasibility, presets, roofline
 from sim.presets import Hardware, Model
 from sim.validate import check_choice, check_int
 
@@ -656,8 +656,10 @@ class Step:
 
 
 def step(model: str, hardware: str, batch: int, method: str, mix: str = "all", context: int = 1_024) -> Step:
-    """A Step from preset keys."""
-    return _step(presets.model(model), presets.hardware(hardware), batch, method, mix, context)
+    """A Step from preset keys (told to sim/feasibility.py each time: the Step itself is cached)."""
+    m, hw = presets.model(model), presets.hardware(hardware)
+    roofline.note_decode(m, hw, batch, context)
+    return _step(m, hw, batch, method, mix, context)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -671,11 +673,14 @@ def share_from_batch(model: str, hardware: str, method: str, share: float, mix: 
                      context: int = 1_024) -> int | None:
     """The smallest batch of 1 to MAX_BATCH at which sampling takes at least `share` of the step, or None."""
     batches = range(1, MAX_BATCH + 1)
-    shares = [step(model, hardware, b, method, mix, context).share for b in (1, MAX_BATCH)]
-    if shares[0] >= share:
-        return 1
-    if shares[1] < share:
-        return None
-    # the share grows with the batch (more rows, the weights' read shared): search it
-    i = bisect.bisect_left(batches, True, key=lambda b: step(model, hardware, b, method, mix, context).share >= share)
+    with feasibility.unquoted():  # a search's trials, not quotes
+        shares = [step(model, hardware, b, method, mix, context).share for b in (1, MAX_BATCH)]
+        if shares[0] >= share:
+            return 1
+        if shares[1] < share:
+            return None
+        # the share grows with the batch (more rows, the weights' read shared): search it
+        i = bisect.bisect_left(batches, True,
+                               key=lambda b: step(model, hardware, b, method, mix, context).share >= share)
+    roofline.note_decode(presets.model(model), presets.hardware(hardware), batches[i], context)  # the answer is one
     return batches[i]

@@ -52,7 +52,7 @@ import random
 from dataclasses import dataclass
 from functools import cached_property
 
-from sim import cache, model_size, scheduler
+from sim import cache, feasibility, model_size, scheduler
 from sim.presets import Hardware, Model
 from sim.validate import check_choice, check_int
 
@@ -322,6 +322,9 @@ class Speculation:
         check_int("gamma", self.gamma, 1, MAX_GAMMA)
         check_int("batch", self.batch, 1, MAX_BATCH)
         check_int("context", self.context, 0, MAX_CONTEXT)
+        feasibility.note(lambda: f"speculative decoding of {self.m.name} (γ = {self.gamma}) on the {self.hw.name}, "
+                                 f"batch {self.batch:,} at {self.context:,} tokens of context",
+                         self.memory_bytes, self.hw.memory_bytes)
 
     @cached_property
     def cost(self) -> scheduler.StepCost:
@@ -397,13 +400,27 @@ class Speculation:
         for b in range(1, MAX_BATCH + 1):
             draft = draft_cost(self.m, self.hw, self.draft, b, self.context, self.c_custom).step_s
             if e * decode_s(self.cost, b, self.context) <= g * draft + verify_s(self.cost, b, self.context, g):
+                self.at(batch=b)  # the answer is a configuration too (sim/feasibility.py)
                 return b
         return None
 
     @property
+    def request_bytes(self) -> int:
+        """What one request holds while speculating: the KV of context + γ tokens and γ + 1 recurrent-state slots."""
+        return ((self.context + self.gamma) * cache.kv_bytes_per_token(self.m)
+                + (self.gamma + 1) * cache.state_bytes_per_request(self.m))
+
+    @property
+    def memory_bytes(self) -> int:
+        """The whole checkpoint and B requests (request_bytes each)."""
+        return model_size.resident_weight_bytes(self.m) + self.batch * self.request_bytes
+
+    @property
+    def max_batch(self) -> int:
+        """The most requests that fit beside the checkpoint, 0 if not even one does."""
+        return max(0, int((self.hw.memory_bytes - model_size.resident_weight_bytes(self.m)) // self.request_bytes))
+
+    @property
     def fits(self) -> bool:
-        """Whether B requests fit in memory beside the whole checkpoint, each with the KV of context + γ tokens
-        and γ + 1 recurrent-state slots."""
-        per_request = ((self.context + self.gamma) * cache.kv_bytes_per_token(self.m)
-                       + (self.gamma + 1) * cache.state_bytes_per_request(self.m))
-        return model_size.resident_weight_bytes(self.m) + self.batch * per_request <= self.hw.memory_bytes
+        """Whether B requests fit in memory beside the whole checkpoint (memory_bytes)."""
+        return self.memory_bytes <= self.hw.memory_bytes

@@ -310,6 +310,26 @@ def test_every_problem_is_reported_at_once(tmp_path, previous_site, capsys):
         ("one.md", BODY_LINE + 7)]
 
 
+def test_a_figure_for_a_configuration_that_does_not_fit_fails_at_its_line(problems):
+    # 512 requests of 1,024 tokens beside the anchor's checkpoint need about 167 GB; an H100 has 85.5
+    found = problems({"one.md": lesson("好的。\n\n一步 {sim}`ms(decode(anchor, h100, batch=512, context=1024).time_s)`。\n")})
+    assert_one(found, "one.md", BODY_LINE + 2, "quotes a configuration that does not fit: Qwen3.8-27B on the NVIDIA "
+               "H100 SXM, batch 512 at 1,024 tokens of context needs 167.23 GB of memory, and the GPU has 85.52 GB")
+    assert "as_if_it_fit(...)" in found[0][2] and "'假设放得下'" in found[0][2]
+
+
+def test_a_figure_as_if_it_fit_must_say_so_in_its_paragraph_even_from_the_frozen_figures(tmp_path, previous_site,
+                                                                                           capsys):
+    figure = "{sim}`as_if_it_fit(ms(decode(anchor, h100, batch=512, context=1024).time_s))`"
+    lessons = write_lessons(tmp_path, {"one.md": lesson(f"好的。\n\n假设放得下，一步要 {figure}。\n")})
+    build.build(build.Paths(lessons=lessons, out=tmp_path / "built", frozen="write"))
+    assert "as_if_it_fit" in (lessons / "frozen.json").read_text(encoding="utf-8")
+    (lessons / "zh" / "one.md").write_text(lesson(f"好的。\n\n一步要 {figure}。\n"), encoding="utf-8")
+    found = failing_build(tmp_path, previous_site, capsys)  # its text is taken from the store, the check made again
+    assert_one(found, "one.md", BODY_LINE + 2, "as if its configuration fit in memory (as_if_it_fit), and its "
+               "paragraph must say so: '假设放得下'")
+
+
 # --- the course plan, the catalogs and the glossary ------------------------------------------------------
 
 def test_planned_lesson_without_a_title_in_a_language(tmp_path, previous_site, capsys):

@@ -91,8 +91,8 @@ SPEC_VERIFY_S, SPEC_DECODE_S = _spec_steps_s()  # about 15.59 and 15.41 ms
 SPEC_E = 1 + 0.8 + 0.8**2 + 0.8**3 + 0.8**4  # 3.3616
 
 
-def _a100_speedup(batch):
-    return speculative.Speculation(ANCHOR_MODEL, presets.hardware("a100-sxm-80gb"), alpha=0.8, gamma=4, draft="mtp",
+def _h200_speedup(batch):
+    return speculative.Speculation(ANCHOR_MODEL, presets.hardware("h200-sxm"), alpha=0.6, gamma=4, draft="mtp",
                                    batch=batch, context=1024).speedup
 
 
@@ -155,10 +155,10 @@ EXPECTED = {
     "drafted-share-08-4": (SPEC_E - 1) / 4 * 100,  # 59.04%
     "exact-output-mat": 50.0,  # the target's p(mat), 50 of 100
     # the roofline with the MTP draft's cost (tests/sim/test_speculative.py), not a hand figure
-    "speedup-batch128-a100": _a100_speedup(128),  # about 0.93x
+    "speedup-batch96-h200": _h200_speedup(96),  # about 0.88x
     "int4-speedup-anchor-h100": _int4_speedup(1),  # about 3.32x
     "int4-bits-g128": INT4_BITS,
-    "int4-speedup-b512-h100": _int4_speedup(512),  # about 1.00x
+    "int4-speedup-b128-h100": _int4_speedup(128),  # about 1.41x
     "fp8-kv-unfused-llama": 1.0,  # attention reads the BF16 copy: the same bytes
     "gptq-opt125m-3bit": 53.85,  # GPTQ Table 3
     # attention-variants, from the configs: Qwen3-32B 64 layers x 8 K/V heads of 128; DeepSeek-V3 61 layers of a
@@ -168,12 +168,12 @@ EXPECTED = {
     "hybrid-fit-anchor-32k": 30e9 // (32768 * ANCHOR_KV + ANCHOR_STATE),  # 13
     "break-even-anchor": ANCHOR_STATE / ANCHOR_KV,  # 2,304 tokens
     # sampling: the anchor's 248,320 tokens; the eight probabilities 35, 25, 15, 10, 6, 4, 3, 2 %; top-p by a full sort
-    # moves 8 + 12 + 64 + 4 = 88 bytes per logit, at batch 256 over 3.35 TB/s.
+    # moves 8 + 12 + 64 + 4 = 88 bytes per logit, at batch 128 over 3.35 TB/s.
     "entropy-uniform-anchor": math.log2(248_320),  # 17.92 bits
     "temperature-half-example": 0.35**2 / SQUARES * 100,  # 54.69%
     "top-p-09-example": 5,  # 0.35 + 0.25 + 0.15 + 0.10 = 0.85 < 0.9 <= 0.85 + 0.06
     "min-p-02-example": 4,  # >= 0.2 x 0.35 = 0.07
-    "top-p-sort-b256-h100": 256 * 248_320 * 88 / 3.35e12 * 1e3,  # 1.67 ms
+    "top-p-sort-b128-h100": 128 * 248_320 * 88 / 3.35e12 * 1e3,  # 0.83 ms
 }
 
 # Every question's common mistakes, with their values by hand.
@@ -207,10 +207,10 @@ MISTAKES = {
     "tokens-per-call-08-4": {"gamma_times_alpha": 4 * 0.8, "all_kept": 5},
     "drafted-share-08-4": {"alpha_is_share": 80.0},
     "exact-output-mat": {"follows_draft": 90.0},  # the overconfident draft's q(mat)
-    "speedup-batch128-a100": {"always_helps": _a100_speedup(1)},  # about 2.64x
+    "speedup-batch96-h200": {"always_helps": _h200_speedup(1)},  # about 1.81x
     "int4-speedup-anchor-h100": {"four_times": 4.0},
     "int4-bits-g128": {"no_scales": 4.0, "scale_only": 4.125},
-    "int4-speedup-b512-h100": {"memory_bound": _int4_speedup(1), "four_times": 4.0},
+    "int4-speedup-b128-h100": {"memory_bound": _int4_speedup(1), "four_times": 4.0},
     "fp8-kv-unfused-llama": {"fused": FP8_KV_FUSED, "halves": 2.0},
     "gptq-opt125m-3bit": {"uniform": 27.65 * 8.68 / 8.34},  # 175B's 4% carried over
     "kv-per-token-qwen3-32b": {"per_query_head": 2 * 64 * 64 * 128 * 2 / 1000, "no_k_and_v": 64 * 8 * 128 * 2 / 1000},
@@ -222,7 +222,7 @@ MISTAKES = {
                                  "multiplied": math.sqrt(0.35) / ROOTS * 100},  # 23.2%: t = 2 instead of 0.5
     "top-p-09-example": {"below_p": 4},
     "min-p-02-example": {"absolute": 2},  # 0.35 and 0.25 are >= 0.2
-    "top-p-sort-b256-h100": {"one_read": 256 * 248_320 * 4 / 3.35e12 * 1e3,  # 0.076 ms
+    "top-p-sort-b128-h100": {"one_read": 128 * 248_320 * 4 / 3.35e12 * 1e3,  # 0.038 ms
                              "one_row": 248_320 * 88 / 3.35e12 * 1e3},
 }
 
@@ -351,8 +351,8 @@ def test_words_are_only_derivations_and_mistakes():
     ("drafted-share-08-4", 80, "alpha_is_share"),
     ("exact-output-mat", 50, None),
     ("exact-output-mat", 90, "follows_draft"),
-    ("speedup-batch128-a100", 0.93, None),
-    ("speedup-batch128-a100", 2.64, "always_helps"),
+    ("speedup-batch96-h200", 0.88, None),
+    ("speedup-batch96-h200", 1.81, "always_helps"),
     ("entropy-uniform-anchor", 17.9, None),
     ("entropy-uniform-anchor", 12.4, "nats"),
     ("entropy-uniform-anchor", 5.4, "log10"),
@@ -364,9 +364,9 @@ def test_words_are_only_derivations_and_mistakes():
     ("top-p-09-example", 4, "below_p"),
     ("min-p-02-example", 4, None),
     ("min-p-02-example", 2, "absolute"),
-    ("top-p-sort-b256-h100", 1.67, None),
-    ("top-p-sort-b256-h100", 0.076, "one_read"),
-    ("top-p-sort-b256-h100", 0.0065, "one_row"),
+    ("top-p-sort-b128-h100", 0.83, None),
+    ("top-p-sort-b128-h100", 0.038, "one_read"),
+    ("top-p-sort-b128-h100", 0.0065, "one_row"),
 ])
 def test_grading_examples(key, guess, mistake):
     q = QUESTIONS[key]
@@ -586,23 +586,35 @@ def test_forgetting_the_targets_token_is_never_right():
 
 
 @pytest.mark.parametrize("guess", [1, 1.0, 0.99])
-def test_no_change_at_batch_128_is_just_too_high(guess):
+def test_no_change_at_batch_96_is_just_too_high(guess):
     # the point of the question: past the ridge speculation is slower, not merely no faster
-    grade = QUESTIONS["speedup-batch128-a100"].grade(guess, "en")
+    grade = QUESTIONS["speedup-batch96-h200"].grade(guess, "en")
     assert not grade.correct and grade.mistake is None and grade.error > 0
 
 
 def test_the_speculation_questions_are_readouts_of_the_spec_decode_widget():
-    # The lesson asks them beside the widget: at its defaults (H100, batch 1) and at A100 batch 128 (a scenario link)
-    # the widget shows the answers and mistakes as the derivations print them.
-    default, past = _spec_decode_view(), _spec_decode_view(hardware="a100-sxm-80gb", batch=128)
+    # The lesson asks them beside the widget: at its defaults (H100, batch 1) and on an H200 at α 0.6, batch 1 and 96
+    # (scenario links); the widget shows the answers and mistakes as the derivations print them.
+    default = _spec_decode_view()
+    alone, past = (_spec_decode_view(hardware="h200-sxm", alpha=0.6, batch=b) for b in (1, 96))
     assert default["verify_ms"]["text"] == f"{QUESTIONS['verify-5-tokens-h100'].answer('en').value:.2f} ms"
     assert default["decode_ms"]["text"] == f"{SPEC_DECODE_S * 1e3:.2f} ms"
     assert default["tokens_per_call"]["text"] == f"{QUESTIONS['tokens-per-call-08-4'].answer('en').value:.2f}"
-    assert past["speedup"]["text"] == f"{QUESTIONS['speedup-batch128-a100'].answer('en').value:.2f}×" == "0.93×"
-    alone = QUESTIONS["speedup-batch128-a100"].mistake_values()[0]
-    assert default["speedup"]["text"] == f"{alone:.2f}×" == "2.64×"
+    assert past["speedup"]["text"] == f"{QUESTIONS['speedup-batch96-h200'].answer('en').value:.2f}×" == "0.88×"
+    assert alone["speedup"]["text"] == f"{QUESTIONS['speedup-batch96-h200'].mistake_values()[0]:.2f}×" == "1.81×"
     assert past["verify_tokens"]["value"] > past["critical_batch"]["value"]
+
+
+def test_speculation_stops_paying_within_memory_only_with_the_weaker_draft():
+    # The lesson's claims: at α 0.8 (γ 4, MTP, 1,024 tokens) every GPU's boundary lies beyond the requests that fit;
+    # at α 0.6 the H200's lies within them, and the question's batch 96 fits.
+    for key in presets.hardware_keys():
+        good = speculative.Speculation(ANCHOR_MODEL, presets.hardware(key), alpha=0.8, gamma=4, draft="mtp",
+                                       batch=1, context=1024)
+        assert good.break_even_batch > good.max_batch, key
+    weak = good.at(hw=presets.hardware("h200-sxm"), alpha=0.6)
+    assert weak.break_even_batch <= 96 <= weak.max_batch
+    assert weak.at(batch=weak.max_batch).fits and not weak.at(batch=weak.max_batch + 1).fits
 
 
 def test_the_exact_output_question_is_the_spec_sampling_widgets_overconfident_preset():
@@ -616,17 +628,17 @@ def test_the_exact_output_question_is_the_spec_sampling_widgets_overconfident_pr
 
 
 def test_the_quantization_questions_are_readouts_of_the_quant_roofline_widget():
-    # The lesson asks them beside the widget: at its defaults (INT4, batch 1), at batch 512, and for Llama-2-7B with
+    # The lesson asks them beside the widget: at its defaults (INT4, batch 1), at batch 128, and for Llama-2-7B with
     # FP8 KV not fused (scenario links); the widget shows the answers as the derivations print them.
     def view(**state):
         return widgets.render("quant-roofline", {"lang": "en", **state})["outputs"]
 
-    default, big = view(), view(batch=512)
+    default, big = view(), view(batch=128)
     kv = view(model="llama-2-7b", weights="bf16", kv="fp8", kv_dequant="unfused", batch=16, context=8192)
     fused = view(model="llama-2-7b", weights="bf16", kv="fp8", batch=16, context=8192)
     assert default["speedup_vs_bf16"]["text"] == f"{QUESTIONS['int4-speedup-anchor-h100'].answer('en').value:.2f}×"
     assert default["bits_per_weight"]["text"] == "4.156"
-    assert big["speedup_vs_bf16"]["text"] == f"{QUESTIONS['int4-speedup-b512-h100'].answer('en').value:.2f}×"
+    assert big["speedup_vs_bf16"]["text"] == f"{QUESTIONS['int4-speedup-b128-h100'].answer('en').value:.2f}×"
     assert kv["speedup_vs_bf16"]["text"] == "1.00×"
     assert fused["speedup_vs_bf16"]["text"] == f"{QUESTIONS['fp8-kv-unfused-llama'].mistake_values()[0]:.2f}×"
     assert kv["max_requests"]["value"] == 2 * view(model="llama-2-7b", weights="bf16", batch=16,
