@@ -764,6 +764,14 @@ class Grade:
     correct: bool
     mistake: int | None  # index in Question.mistakes of the mistake the guess matches, if it is not right
     feedback: str  # that mistake's sentence, filled with the question's numbers ("" if none)
+    # A unit slip, when the guess is neither right nor a named mistake but is right once multiplied or divided by one
+    # of SLIPS: the factor by which the guess is off (1,000: a thousand times too high; 1 / 1,000: too low).
+    slip: float | None = None
+
+
+# The factors of a slipped unit: a percentage written as a fraction (or the reverse), a thousand (ms for s, KB for MB),
+# a binary thousand (KiB for KB).
+SLIPS = (100, 1_000, 1_024)
 
 
 @dataclass(frozen=True)
@@ -807,9 +815,17 @@ class Question:
                 for wrong in (m.value(numbers),)
                 if abs(guess - wrong) <= (self.tolerance if m.tolerance is None else m.tolerance) * abs(wrong)]
         if not near:
-            return Grade(answer, error, False, None, "")
+            return Grade(answer, error, False, None, "", self._slip(guess, value))
         index = min(near)[1]
         return Grade(answer, error, False, index, self._words(index, numbers, lang))
+
+
+    def _slip(self, guess: float, value: float) -> float | None:
+        """The factor of SLIPS (or its inverse) that brings the guess within tolerance of the answer, the closest if
+        two do (1,000 and 1,024 are 2.4% apart); None if none does."""
+        found = [(abs(guess / factor - value), factor) for f in SLIPS for factor in (f, 1 / f)
+                 if abs(guess / factor - value) <= self.tolerance * abs(value)]
+        return min(found)[1] if found and value else None
 
 
 def _llama_a100():

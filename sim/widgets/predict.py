@@ -6,8 +6,9 @@ its own template (site/templates/widgets/predict.html): the number box with the 
 Check button, the verdict, then the answer and its derivation once answered.
 
 A guess that matches one of the question's common mistakes is answered with that mistake's sentence (the
-`mistake` flag is on; the `mistake` output's value is its index in Question.mistakes, its text the key);
-any other wrong guess is too high or too low.
+`mistake` flag is on; the `mistake` output's value is its index in Question.mistakes, its text the key); a guess
+off by a slipped unit (Question.grade's `slip`: 100, 1,000 or 1,024 times, or as many times too small) is told so,
+with the unit the box asks for; any other wrong guess is too high or too low.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ TEXT = {
         "correct": "对了！在允许误差之内。",
         "high": "偏高了。",
         "low": "偏低了。",
+        "slip_high": "偏高了：差不多是答案的 {factor} 倍。看看单位，这里要的是 {unit}。",
+        "slip_low": "偏低了：差不多是答案的 {factor} 分之一。看看单位，这里要的是 {unit}。",
+        "slip_high_count": "偏高了：差不多是答案的 {factor} 倍，是不是多乘了一个 {factor}？",
+        "slip_low_count": "偏低了：差不多是答案的 {factor} 分之一，是不是多除了一个 {factor}？",
         "answer": "模拟器算出的答案：",
         "your_error": "你的偏差：",
         "error": "{error}（允许误差 ±{tolerance}%）",
@@ -43,6 +48,10 @@ TEXT = {
         "correct": "Right, within tolerance.",
         "high": "Too high.",
         "low": "Too low.",
+        "slip_high": "Too high: about {factor} times the answer. Check the unit: the box asks for {unit}.",
+        "slip_low": "Too low: about 1/{factor} of the answer. Check the unit: the box asks for {unit}.",
+        "slip_high_count": "Too high: about {factor} times the answer. A factor of {factor} too many?",
+        "slip_low_count": "Too low: about 1/{factor} of the answer. A factor of {factor} too few?",
         "answer": "The simulator's answer: ",
         "your_error": "Your error: ",
         "error": "{error} (tolerance ±{tolerance}%)",
@@ -72,6 +81,10 @@ def render(state) -> dict:
         verdict = t["correct"]
     elif grade.mistake is not None:
         verdict = grade.feedback
+    elif grade.slip is not None:  # a unit slipped: say by how much, and what the box asks for
+        high = grade.slip > 1
+        words = t[("slip_high" if high else "slip_low") + ("" if question.unit else "_count")]
+        verdict = words.format(factor=f"{round(grade.slip if high else 1 / grade.slip):,}", unit=question.unit)
     else:
         verdict = t["high"] if grade.error > 0 else t["low"]
     mistake = (output(grade.mistake, question.mistakes[grade.mistake].key) if grade.mistake is not None

@@ -45,7 +45,7 @@ def test_each_quoting_function_tells():
     assert told(lambda: interference.interfere(ANCHOR, H100, 128, 2048, 2048, 256))
     assert not told(lambda: interference.interfere(ANCHOR, H100, 96, 2048, 2048, 256))
     # a cached Step is told every time it is asked for, not only when first computed
-    sampling.step("qwen3.8-27b", "h100-sxm", 256, "top-p-sort").decode_s
+    assert sampling.step("qwen3.8-27b", "h100-sxm", 256, "top-p-sort").decode_s > 0  # computed and cached here
     assert told(lambda: sampling.step("qwen3.8-27b", "h100-sxm", 256, "top-p-sort").share)
 
 

@@ -643,3 +643,38 @@ def test_the_quantization_questions_are_readouts_of_the_quant_roofline_widget():
     assert fused["speedup_vs_bf16"]["text"] == f"{QUESTIONS['fp8-kv-unfused-llama'].mistake_values()[0]:.2f}×"
     assert kv["max_requests"]["value"] == 2 * view(model="llama-2-7b", weights="bf16", batch=16,
                                                    context=8192)["max_requests"]["value"] + 1
+
+
+@pytest.mark.parametrize("key, guess, slip, en, zh", [
+    # a fraction in a "%" box: 0.547 for 54.7%
+    ("temperature-half-example", 0.547, 1 / 100, "Too low: about 1/100 of the answer. Check the unit: the box asks "
+     "for %.", "偏低了：差不多是答案的 100 分之一。看看单位，这里要的是 %。"),
+    # bytes in a "KB" box: 262,144 for 262.144 KB
+    ("kv-per-token-qwen3-32b", 262_144, 1_000, "Too high: about 1,000 times the answer. Check the unit: the box asks "
+     "for KB.", "偏高了：差不多是答案的 1,000 倍。看看单位，这里要的是 KB。"),
+    # seconds in an "ms" box
+    ("kv-transfer-13b-25gbps", QUESTIONS["kv-transfer-13b-25gbps"].answer("en").value / 1_000, 1 / 1_000,
+     "Too low: about 1/1,000 of the answer. Check the unit: the box asks for ms.",
+     "偏低了：差不多是答案的 1,000 分之一。看看单位，这里要的是 ms。"),
+    # KiB where KB was meant is 1,024, not 1,000 (2.4% apart, within a 5% tolerance both): the nearer factor wins
+    ("kv-per-token-qwen3-32b", 262.144 * 1_024, 1_024, "Too high: about 1,024 times the answer. Check the unit: the "
+     "box asks for KB.", "偏高了：差不多是答案的 1,024 倍。看看单位，这里要的是 KB。"),
+])
+def test_a_slipped_unit_is_named_with_the_unit_the_box_asks_for(key, guess, slip, en, zh):
+    grade = QUESTIONS[key].grade(guess, "en")
+    assert not grade.correct and grade.mistake is None and grade.slip == pytest.approx(slip)
+    for lang, words in (("en", en), ("zh", zh)):
+        view = widgets.render("predict", {"question": key, "guess": guess, "lang": lang})
+        assert view["outputs"]["verdict"]["text"] == words and not view["flags"]["mistake"]
+
+
+def test_a_named_mistake_comes_before_a_slip_and_a_plain_miss_is_no_slip():
+    q = QUESTIONS["temperature-half-example"]
+    assert q.grade(54.7 * 3, "en").slip is None  # three times: no unit slips by three
+    assert q.grade(54.7 * 100 * 1.3, "en").slip is None  # 100 times, but 30% off even then
+    # a question whose mistake is itself a factor of 1,000 off keeps the mistake's sentence
+    for key, question in QUESTIONS.items():
+        for index, wrong in enumerate(question.mistake_values()):
+            grade = question.grade(wrong, "en")
+            assert grade.mistake == index or grade.correct, (key, index)
+            assert grade.slip is None, (key, index)
