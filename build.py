@@ -28,7 +28,7 @@ from pathlib import Path
 
 import jinja2
 
-from builder import contents, frozen, urls
+from builder import contents, frozen, parts, urls
 from builder.assets import bundle_stylesheets, module_graph, pack_sim, script_files, static_files, vendor_files
 from builder.catalogs import Catalog, check_catalogs, check_text_blocks, load_catalog
 from builder.context import LessonContext, LinkUse, WidgetUse
@@ -125,7 +125,7 @@ def parse_lesson(source: SourceLesson, sources: Sources, templates: jinja2.Envir
     ctx = LessonContext(lang=source.lang, slug=source.slug, templates=templates, course=sources.course,
                         terms=sources.terms, ui=sources.ui[source.lang], names=names, frozen=store)
     ctx.render_markdown = lambda text, line: render_lesson_markdown(md, text, line, ctx, errors)
-    html = render_lesson_markdown(md, source.body, source.body_line, ctx, errors, parts=True)
+    html = parts.with_heights(render_lesson_markdown(md, source.body, source.body_line, ctx, errors, parts=True))
     problems = list(dict.fromkeys(Problem(source.path, e.line, e.message) for e in errors))  # nested bodies repeat
     for line, check in ctx.checks:
         if (message := check(ctx)) is not None:

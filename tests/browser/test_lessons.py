@@ -281,10 +281,17 @@ SMALLEST_TEXT = """() => {
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("path", PAGES)
 def test_axe_finds_nothing_in_either_theme_and_a_phone_never_scrolls_sideways(site_page, server, path, width):
+    """…and the scrollbar is about right from the first frame."""
     # axe-core (npm, package.json) is evaluated in the page from outside it, so the page's own CSP stays on.
     site_page.set_viewport_size(WIDTHS[width])
     site_page.emulate_media(color_scheme="light")
     open_all_ready(site_page, server.url(path))
+    # The scrollbar tells the truth before anything is done: the parts not yet drawn stand in at their estimated
+    # heights (builder/parts.py), and the page is within 1.5x of its height with every part laid out.
+    estimated = site_page.evaluate("document.documentElement.scrollHeight")
+    site_page.evaluate("document.querySelectorAll('.lesson-part').forEach(p => p.style.contentVisibility = 'visible')")
+    laid_out = site_page.evaluate("document.documentElement.scrollHeight")
+    assert laid_out / 1.5 <= estimated <= laid_out * 1.5, f"{estimated} px before the parts are drawn, {laid_out} after"
     for i in range(site_page.locator("[data-widget]").count()):
         widget = site_page.locator("[data-widget]").nth(i)
         if widget.locator("[data-figure]").count():
