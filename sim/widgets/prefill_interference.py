@@ -80,7 +80,9 @@ TEXT = {
         "op.sum": "合计 {parts} = {total}",
         "op.sep": "；",
         "how.stall": "{n} 步里最长的是第 {k} 步：{terms}",
+        "how.stall_one": "只有一步：{terms}",
         "how.ttft": "{n} 步之和：{times} = {total}",
+        "how.ttft_one": "只有一步 = {total}",
         "how.steps_whole": "不分块：整段 {prompt} token 一步算完 = 1 步",
         "how.steps": "⌈{prompt} ÷ {chunk}⌉ = {n} 步",
         "how.overhead": "TTFT {ttft} − 整段在一步里算（同一批）{whole} = {overhead}。多出来的：矩阵乘 {matmuls}"
@@ -141,7 +143,9 @@ TEXT = {
         "op.sum": "total {parts} = {total}",
         "op.sep": "; ",
         "how.stall": "the longest of {n} steps is step {k}: {terms}",
+        "how.stall_one": "the one step: {terms}",
         "how.ttft": "sum of {n} steps: {times} = {total}",
+        "how.ttft_one": "the one step = {total}",
         "how.steps_whole": "no chunking: the whole {prompt} tokens in one step = 1 step",
         "how.steps": "⌈{prompt} ÷ {chunk}⌉ = {n} steps",
         "how.overhead": "TTFT {ttft} − the whole prompt in one step (same batch) {whole} = {overhead}. The extra: "
@@ -225,10 +229,12 @@ def render(state) -> dict:
     derivations = {
         "decode_ms": whole_terms(decode_only, r.batch, r.context),
         "step_ms": whole_terms(r.steps[0], r.batch, r.context),
-        "stall_ms": t["how.stall"].format(n=fmt_grouped(len(r.steps)), k=fmt_grouped(longest + 1),
-                                          terms=whole_terms(r.longest, r.batch, r.context)),
-        "ttft_ms": t["how.ttft"].format(n=fmt_grouped(len(r.steps)), times=" + ".join(times),
-                                        total=fmt_duration(r.ttft_s)),
+        "stall_ms": (t["how.stall_one"].format(terms=whole_terms(r.longest, r.batch, r.context)) if len(r.steps) == 1
+                     else t["how.stall"].format(n=fmt_grouped(len(r.steps)), k=fmt_grouped(longest + 1),
+                                                terms=whole_terms(r.longest, r.batch, r.context))),
+        "ttft_ms": (t["how.ttft_one"].format(total=fmt_duration(r.ttft_s)) if len(r.steps) == 1
+                    else t["how.ttft"].format(n=fmt_grouped(len(r.steps)), times=" + ".join(times),
+                                              total=fmt_duration(r.ttft_s))),
         "prefill_alone_ms": whole_terms(alone, 0, 0),
         "overhead_ms": overhead_words(r, t),
         "steps": (t["how.steps_whole"].format(prompt=fmt_grouped(r.prompt_tokens)) if len(r.steps) == 1 else

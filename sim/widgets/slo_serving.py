@@ -104,7 +104,9 @@ TEXT = {
         "derive.throughput": "{n} 个请求按返回先后排，取中间一半（去掉开头和收尾），"
                              "输出 token {tokens} ÷ 它们返回所跨的 {window} = {value}",
         "derive.attainment": "TTFT ≤ {ttft} 且 TPOT ≤ {tpot} 的请求 {met} ÷ {n} = {value}",
-        "derive.goodput": "不超过容量、达标比例 ≥ {goal} 的最高到达率 {rate} 个请求/秒 ÷ {gpus} 张 GPU = {value}",
+        "derive.goodput": "不超过容量、达标比例 ≥ {goal} 的最高到达率 {rate} 个请求/秒 ÷ {gpus} = {value}",
+        "gpu_count": "{n} 张 GPU",
+        "gpu_one": "1 张 GPU",
         "derive.capacity": "{n} 个请求在 t = 0 全部排好队，按返回先后取中间一半，每秒返回 = {value}",
         "derive.kv_transfer": "每个请求的 KV（提示 token × {per_token}，加递归状态 {state}）÷ 链路 {link}，"
                               "加上等链路空出来的时间，{n} 个请求平均 = {value}",
@@ -190,7 +192,9 @@ TEXT = {
         "derive.capacity": "{n} requests all queued at t = 0, returns per second over the middle half of them = "
                            "{value}",
         "derive.goodput": "the highest rate within the capacity with ≥ {goal} of requests within both, {rate} req/s, "
-                          "÷ {gpus} GPUs = {value}",
+                          "÷ {gpus} = {value}",
+        "gpu_count": "{n} GPUs",
+        "gpu_one": "1 GPU",
         "derive.kv_transfer": "each request's KV (prompt tokens × {per_token}, plus its recurrent state {state}) ÷ the "
                               "link's {link}, plus any wait for the link, averaged over {n} requests = {value}",
         "derive.kv_none": "colocated: no KV to move = 0",
@@ -311,8 +315,9 @@ def render(state) -> dict:
                                                     n=fmt_grouped(n), value=fmt_share(attainment)),
         "capacity_per_s": t["derive.capacity"].format(n=fmt_grouped(slo.REQUESTS),
                                                       value=outputs["capacity_per_s"]["text"]),
-        "goodput_rps_per_gpu": t["derive.goodput"].format(goal=fmt_share(goal), rate=fmt_sig(good.rate_per_s),
-                                                          gpus=good.gpus, value=outputs["goodput_rps_per_gpu"]["text"]),
+        "goodput_rps_per_gpu": t["derive.goodput"].format(
+            goal=fmt_share(goal), rate=fmt_sig(good.rate_per_s), value=outputs["goodput_rps_per_gpu"]["text"],
+            gpus=t["gpu_count" if good.gpus > 1 else "gpu_one"].format(n=good.gpus)),
         "kv_transfer_ms": (t["derive.kv_transfer"].format(
             per_token=fmt_bytes(per_token), state=fmt_bytes(slo.kv_transfer_bytes(m, 0)),
             link=f"{fmt_sig(slo.link_bytes_per_s(hw, s['link']) / 1e9)} GB/s", n=fmt_grouped(n),
