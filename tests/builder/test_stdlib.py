@@ -1,6 +1,7 @@
 """The standard library the site sends (builder/stdlib.py): traced in a real Pyodide, cut, checked, cached."""
 
 import ast
+import fcntl
 import io
 import json
 import shutil
@@ -20,8 +21,13 @@ KEPT = build.Paths().stdlib  # the project's copy, committed
 
 
 @pytest.fixture(scope="module")
-def site_stdlib() -> stdlib.Stdlib:
-    return stdlib.cut_stdlib(ROOT / "node_modules", pack_sim(ROOT / "sim")[1])
+def site_stdlib(tmp_path_factory) -> stdlib.Stdlib:
+    """The cut as a trace makes it (never the project's copy, which a test holds to it): traced once per run, into
+    node_modules' cache. Under pytest-xdist the first worker traces under a lock and the others take it from the
+    cache, rather than each paying 20 s for the same trace."""
+    with open(tmp_path_factory.getbasetemp().parent / "stdlib.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return stdlib.cut_stdlib(ROOT / "node_modules", pack_sim(ROOT / "sim")[1])
 
 
 def test_the_cut_holds_exactly_the_traced_modules_that_are_not_frozen(site_stdlib):
