@@ -755,6 +755,73 @@ def _simulation(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_po
     return sim
 
 
+class Instance:
+    """One GPU of several, whose requests are handed to it one at a time as they reach it (sim/slo.py's dispatch):
+    served as schedule() serves a trace known in advance (continuous batching, paged KV, `token_budget` and
+    `role` as there), to the last bit when it is handed the same requests, except that no stretch of decode steps
+    with room for another request runs past the time the next one could come (`advance`), which splits a closed
+    form in two and can move a time by a rounding. What a dispatcher sees of it at time t (`queued`, `holding`)
+    is what has happened by t: a step that ends after t has not yet returned its tokens."""
+
+    def __init__(self, m: Model, hw: Hardware, max_batch: int, cost: StepCost, token_budget: int | None = None,
+                 role: str = "both"):
+        self.sim = sim = _checked((), m, hw, "continuous", max_batch, "paged", "fp32", cost, token_budget, role)
+        sim.reqs, sim.segments, sim.open = [], None, True
+        self.m = m
+        self.waiting_first, self.on_board = [], []  # requests without their first token / their last, by t so far
+
+    def advance(self, t: float) -> None:
+        """Run every step that starts before t; a request handed over at t is seen by the next step."""
+        self.sim.horizon = t
+        self.sim.run()
+
+    def take(self, request: Request) -> int:
+        """Hand over a request arriving now (after advance(request.arrival_s)); its number on this GPU."""
+        sim, k = self.sim, self.sim.end
+        sim.reqs.append(Request(k, request.arrival_s, request.prompt_tokens, request.output_tokens))
+        sim.need.append(_needs((request,), self.m, "paged", "fp32")[0])
+        sim.arrival.append(request.arrival_s)
+        sim.start.append(None)
+        sim.first.append(None)
+        sim.done.append(None)
+        sim.finish.append(None)
+        sim.batch.append(None)
+        sim.preempted.append(0)
+        sim.generated.append(0)
+        sim.end += 1
+        if self.runs(k):  # one that can never run is rejected and never waits
+            self.waiting_first.append(k)
+            self.on_board.append(k)
+        return k
+
+    def runs(self, k: int) -> bool:
+        """Request k fits in memory alone (or is rejected, as schedule() rejects it)."""
+        return self.sim.need[k] <= self.sim.capacity - self.sim.watermark
+
+    def queued(self, t: float) -> int:
+        """Requests handed over whose first token has not come by t: waiting, or their prompt being computed."""
+        first = self.sim.first
+        self.waiting_first = [k for k in self.waiting_first if first[k] is None or first[k] > t]
+        return len(self.waiting_first)
+
+    def holding(self, t: float) -> int:
+        """Requests handed over whose last token has not come by t."""
+        done = self.sim.done
+        self.on_board = [k for k in self.on_board if done[k] is None or done[k] > t]
+        return len(self.on_board)
+
+    def first_token_s(self, k: int) -> float | None:
+        """When request k's first token came, if its step has run."""
+        return self.sim.first[k]
+
+    def finish(self) -> tuple[Served, ...]:
+        """Serve what it was handed to the end: every request's Served, in the order taken."""
+        sim = self.sim
+        sim.open, sim.horizon = False, math.inf
+        sim.run()
+        return sim.result(sim.end, "continuous", sim.max_batch, "paged", requests_only=True)
+
+
 def _prefix_schedules(reqs, lengths, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy: str,
                       state_dtype: str, cost: StepCost):
     """schedule(reqs[:n], ...) for each n of `lengths` (increasing) in turn, each equal to its own run to the last
@@ -813,6 +880,9 @@ class _Simulation:
         self.partial = {}  # chunked: requests whose prompt is being computed, in admission order -> tokens done
         self.prefill_only = False  # chunked: a prefill instance, whose requests leave with their first token
         self.prefilled = False  # continuous: a decode instance, whose requests arrive with their prompt's KV
+        # An open run (Instance): requests are added as they reach the GPU, so no step may start after the clock a
+        # request could still arrive at: the run stops at `horizon` and a decode run with room ends there.
+        self.open, self.horizon = False, math.inf
         self.fresh = []  # a decode instance: requests taken since the last step, whose first token it samples
         # Memory held apart from the decoders' paged blocks: contiguous reservations, or (paged) every admitted
         # request's state plus the blocks of finished members a static batch still holds.
@@ -1175,7 +1245,7 @@ class _Simulation:
         `token_budget` tokens with prompt chunks, first the prompts already begun, then waiting requests first come
         first served (as many as memory and max_batch allow); steps with no prompt work are decode runs."""
         self.returns_at_once = True
-        while True:
+        while self.t < self.horizon:
             self.arrive()
             preempted = self.make_room()
             left, parts = token_budget - self.decoders, []
@@ -1206,12 +1276,14 @@ class _Simulation:
     def decode_run(self) -> None:
         """Decode steps until a request leaves, or until the next arrival when there is room for it."""
         room = not self.waiting and self.decoders < self.max_batch
-        upcoming = room and self.next_arrival < self.end
-        self.decode_steps(self.arrival[self.next_arrival] if upcoming else None)
+        if room and self.next_arrival < self.end:
+            self.decode_steps(self.arrival[self.next_arrival])
+        else:  # an open run with room stops where a request not yet added could arrive
+            self.decode_steps(self.horizon if room and self.open else None)
 
     def run_continuous(self) -> None:
         self.returns_at_once = True
-        while True:
+        while self.t < self.horizon:
             self.arrive()
             # As vLLM V1's scheduler: no waiting request is admitted in a step that had to preempt.
             joiners = [] if self.make_room() else self.admit(self.max_batch - self.decoders)

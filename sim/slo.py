@@ -17,14 +17,22 @@ by the per-operation roofline of scheduler.StepCost):
   step with a request recomputes the prompt's last token and samples the first token (scheduler.schedule, role
   "decode").
 
-Colocated policies run on `gpus` GPUs (1 by default). OUR CHOICES, to keep the model small: each request goes to a
-GPU drawn at random (seeded), to a colocated or prefill GPU when it arrives and to a decode GPU when its KV lands, so
-that every GPU sees a Poisson stream of its share of the rate and N colocated GPUs serve exactly N times what one
-does (DistServe §2.2: replicas scale the rate linearly); a dispatcher that deals in turn would smooth each GPU's
-arrivals by itself, and a comparison between policies on different numbers of GPUs would measure the dispatcher;
-each prefill GPU has its own link, which carries one request's KV at a time, first come first served, at the
-link's full bandwidth; a request's KV leaves its prefill GPU's memory when its prompt is done; every request goes
-on to a decode GPU, one of a single output token too.
+Colocated policies run on `gpus` GPUs (1 by default). Each request goes to a colocated or prefill GPU when it
+arrives and to a decode GPU when its KV lands, picked by `dispatch`:
+- "least-loaded" (the default): DistServe §4.3's controller, which sends a request to the prefill instance with the
+  shortest queue and then to the least-loaded decode instance. As DistServe's own simulator counts them
+  (simdistserve/base/scheduler.py, `_find_best_worker_and_queue`), a prefill GPU's queue is its prompts waiting or
+  running, and (OUR CHOICE) a decode GPU's load is the requests it holds, waiting or decoding, and a colocated
+  GPU's its prompts waiting or running, then the requests it holds; ties go to the lowest-numbered GPU. The
+  controller sees each GPU as it stands when the request comes (an ideal one: no stale statistics);
+- "round-robin": each GPU in turn, in the order requests reach the stage;
+- "random": a GPU drawn at random (seeded), so that every GPU sees a Poisson stream of its share of the rate and N
+  colocated GPUs serve N times what one does (DistServe §2.2's replicas scale the rate linearly).
+A dispatcher that looks at the queues smooths each GPU's arrivals, so N GPUs serve more than N times one under
+the first two, most where queueing dominates a target. OUR CHOICES, to keep the model small: each prefill GPU has
+its own link, which carries one request's KV at a time, first come first served, at the link's full bandwidth; a
+request's KV leaves its prefill GPU's memory when its prompt is done; every request goes on to a decode GPU, one
+of a single output token too.
 
 Metrics (DistServe §1's definitions, in seconds, as the client sees them): TTFT = first token - arrival, so a
 disaggregated request's prefill, the transfer of its KV, its wait for a decode GPU and that GPU's first step with it
@@ -53,6 +61,8 @@ from sim.traces import Request
 from sim.validate import check_choice, check_int, check_positive
 
 POLICIES = ("prefill-first", "chunked", "disaggregated")
+DISPATCHES = ("least-loaded", "round-robin", "random")  # how a request picks a GPU of several (_Stage)
+DEFAULT_DISPATCH = "least-loaded"
 TOKEN_BUDGETS = (512, 2_048, 8_192)  # vLLM's docs: 2,048 favours ITL, more than 8,192 throughput
 DEFAULT_TOKEN_BUDGET = 2_048
 LINKS = ("nvlink", "25gbps")
@@ -235,32 +245,58 @@ def _trace(workload: str, rate_per_s: float, n: int, seed: int) -> tuple[Request
     return tuple(Request(i, t * scale, p, o) for i, (t, (p, o)) in enumerate(zip(times, pairs)))
 
 
-def _dealt(order: list[int], gpus: int, stage: str, seed: int) -> list[list[int]]:
-    """The requests (indices, in the order they reach the stage) each GPU gets, each drawn at random; the draws
-    go by position in `order`, so a trace at another rate, its arrivals scaled, is dealt the same way."""
-    if gpus == 1:
-        return [order]
-    rng = random.Random(f"slo.deal:{stage}:{gpus}:{seed}")
+def _stage(reqs, order: list[int], gpus: int, dispatch: str, load, stage: str, seed: int, serve, start) -> list:
+    """Requests reaching GPUs that do the same job, the i-th of `reqs` at start(i), in `order`: each one's Served
+    and GPU (lists indexed as reqs), given the rule (`dispatch`) that picks its GPU. "least-loaded": the GPU whose
+    `load` is least at that moment (the lowest number on a tie), every GPU run up to that moment first;
+    "round-robin": each in turn; "random": one drawn at random (seeded by the stage, the GPU count and the seed, so
+    a trace at another rate, its arrivals scaled, is dealt the same way). serve(requests) serves one GPU's
+    requests known in advance; serve(None) makes a scheduler.Instance, which takes them one at a time."""
+    arriving = [Request(k, start(i), reqs[i].prompt_tokens, reqs[i].output_tokens) for k, i in enumerate(order)]
+    served, where = [None] * len(reqs), [None] * len(reqs)
+    if gpus > 1 and dispatch == "least-loaded":
+        instances = [serve(None) for _ in range(gpus)]
+        placed = []
+        for r in arriving:
+            for gpu in instances:
+                gpu.advance(r.arrival_s)
+            g = min(range(gpus), key=lambda g: (load(instances[g], r.arrival_s), g))
+            placed.append((g, instances[g].take(r)))
+        done = [gpu.finish() for gpu in instances]
+        for i, (g, k) in zip(order, placed):
+            served[i], where[i] = done[g][k], g
+        return served, where
     dealt = [[] for _ in range(gpus)]
-    for i in order:
-        dealt[rng.randrange(gpus)].append(i)
-    return dealt
+    rng = random.Random(f"slo.deal:{stage}:{gpus}:{seed}")
+    for k in range(len(arriving)):
+        dealt[0 if gpus == 1 else k % gpus if dispatch == "round-robin" else rng.randrange(gpus)].append(k)
+    for g, mine in enumerate(dealt):
+        own = tuple(Request(j, arriving[k].arrival_s, arriving[k].prompt_tokens, arriving[k].output_tokens)
+                    for j, k in enumerate(mine))
+        for k, s in zip(mine, serve(own)):
+            served[order[k]], where[order[k]] = s, g
+    return served, where
 
 
-def _own(reqs, mine: list[int], arrivals=None) -> tuple[Request, ...]:
-    """One GPU's requests, renumbered 0.. (scheduler.schedule's ids), arriving when they reach it."""
-    return tuple(Request(k, reqs[i].arrival_s if arrivals is None else arrivals[i], reqs[i].prompt_tokens,
-                         reqs[i].output_tokens) for k, i in enumerate(mine))
+def _prompts_then_requests(gpu: scheduler.Instance, t: float) -> tuple[int, int]:
+    """A colocated GPU's load: the prompts it has waiting or running, then the requests it holds."""
+    return gpu.queued(t), gpu.holding(t)
 
 
-def _served(reqs, m, hw, max_batch, cost, **how) -> tuple[scheduler.Served, ...]:
-    return scheduler.served(reqs, m, hw, "continuous", max_batch, kv_policy="paged", cost=cost, **how)
+def _prompts(gpu: scheduler.Instance, t: float) -> int:
+    """A prefill GPU's load: its queue, the prompts waiting or running (DistServe's shortest queue)."""
+    return gpu.queued(t)
+
+
+def _requests(gpu: scheduler.Instance, t: float) -> int:
+    """A decode GPU's load: the requests it holds, waiting or decoding (DistServe's least-loaded instance)."""
+    return gpu.holding(t)
 
 
 def serve(m: Model, hw: Hardware, policy: str, workload: str = DEFAULT_WORKLOAD,
           rate_per_s: float = DEFAULT_RATE_PER_S, token_budget: int = DEFAULT_TOKEN_BUDGET, prefill_gpus: int = 1,
           decode_gpus: int = 1, link: str = "nvlink", gpus: int = 1, n: int = REQUESTS,
-          seed: int = DEFAULT_SEED) -> Run:
+          seed: int = DEFAULT_SEED, dispatch: str = DEFAULT_DISPATCH) -> Run:
     """The workload at a Poisson rate (all GPUs together) served under `policy`, knowing its capacity; see the
     module docstring. `gpus` is the colocated policies' GPU count; prefill_gpus, decode_gpus and link are the
     disaggregated one's. Cached by the setting the policy uses (_setting): a change of an argument the policy does
@@ -268,7 +304,7 @@ def serve(m: Model, hw: Hardware, policy: str, workload: str = DEFAULT_WORKLOAD,
     check_positive("rate_per_s", rate_per_s)
     n = check_int("n", n, 2, traces.MAX_REQUESTS)
     return _serve(m, hw, workload, rate_per_s, n, seed, _setting(policy, token_budget, prefill_gpus, decode_gpus,
-                                                                 link, gpus))
+                                                                 link, gpus, dispatch))
 
 
 @functools.lru_cache(maxsize=64)
@@ -279,10 +315,11 @@ def _serve(m: Model, hw: Hardware, workload: str, rate_per_s: float, n: int, see
 
 def capacity(m: Model, hw: Hardware, policy: str, workload: str = DEFAULT_WORKLOAD,
              token_budget: int = DEFAULT_TOKEN_BUDGET, prefill_gpus: int = 1, decode_gpus: int = 1,
-             link: str = "nvlink", gpus: int = 1, seed: int = DEFAULT_SEED) -> float:
+             link: str = "nvlink", gpus: int = 1, seed: int = DEFAULT_SEED, dispatch: str = DEFAULT_DISPATCH) -> float:
     """Requests per second the policy returns with a queue that never empties: REQUESTS requests of the workload
     all waiting at t = 0, counted as a run's returns are (scheduler.capacity's convention)."""
-    return _capacity(m, hw, workload, seed, _setting(policy, token_budget, prefill_gpus, decode_gpus, link, gpus))
+    return _capacity(m, hw, workload, seed, _setting(policy, token_budget, prefill_gpus, decode_gpus, link, gpus,
+                                                     dispatch))
 
 
 @functools.lru_cache(maxsize=64)
@@ -291,7 +328,7 @@ def _capacity(m: Model, hw: Hardware, workload: str, seed: int, setting: tuple) 
     return _simulate(m, hw, waiting, setting, seed, 0.0, None).requests_per_s
 
 
-def _setting(policy, token_budget, prefill_gpus, decode_gpus, link, gpus) -> tuple:
+def _setting(policy, token_budget, prefill_gpus, decode_gpus, link, gpus, dispatch) -> tuple:
     """The arguments that shape the GPUs, checked, with those the policy does not use at their defaults: the token
     budget under prefill-first, the prefill and decode GPUs and the link when colocated, `gpus` when disaggregated.
     A run is cached by this tuple, so a control that does not apply costs nothing."""
@@ -300,54 +337,68 @@ def _setting(policy, token_budget, prefill_gpus, decode_gpus, link, gpus) -> tup
     prefill_gpus, decode_gpus = check_int("prefill_gpus", prefill_gpus, 1, MAX_GPUS), check_int(
         "decode_gpus", decode_gpus, 1, MAX_GPUS)
     link, gpus = check_choice("link", link, LINKS), check_int("gpus", gpus, 1, MAX_GPUS)
+    dispatch = check_choice("dispatch", dispatch, DISPATCHES)
     if policy == "prefill-first":
         token_budget = DEFAULT_TOKEN_BUDGET
     if policy == "disaggregated":
         gpus = 1
     else:
         prefill_gpus, decode_gpus, link = 1, 1, "nvlink"
-    return policy, token_budget, prefill_gpus, decode_gpus, link, gpus
+    if gpus == prefill_gpus == decode_gpus == 1:
+        dispatch = DEFAULT_DISPATCH
+    return policy, token_budget, prefill_gpus, decode_gpus, link, gpus, dispatch
 
 
 def _simulate(m, hw, reqs, setting: tuple, seed: int, rate_per_s: float, limit: float | None) -> Run:
-    policy, token_budget, prefill_gpus, decode_gpus, link, gpus = setting
+    policy, token_budget, prefill_gpus, decode_gpus, link, gpus, dispatch = setting
     cost = scheduler.step_cost(m, hw)
+    n = len(reqs)
     if policy == "disaggregated":
         gpus = prefill_gpus + decode_gpus
-        records = _disaggregated(reqs, m, hw, token_budget, prefill_gpus, decode_gpus, link, cost, seed)
+        records = _disaggregated(reqs, m, hw, token_budget, prefill_gpus, decode_gpus, link, cost, seed, dispatch)
     else:
         how = {"token_budget": token_budget} if policy == "chunked" else {}
-        records = [None] * len(reqs)
-        for mine in _dealt(list(range(len(reqs))), gpus, "colocated", seed):
-            for i, s in zip(mine, _served(_own(reqs, mine), m, hw, MAX_BATCH, cost, **how)):
-                if s.served:
-                    records[i] = Record(s.request.arrival_s, s.request.prompt_tokens, s.request.output_tokens,
-                                        s.first_token_s, s.done_s, 0.0)
+        served, _ = _stage(reqs, list(range(n)), gpus, dispatch, _prompts_then_requests, "colocated", seed,
+                        _server(m, hw, cost, **how), lambda i: reqs[i].arrival_s)
+        records = [Record(r.arrival_s, r.prompt_tokens, r.output_tokens, s.first_token_s, s.done_s, 0.0)
+                   if s.served else None for r, s in zip(reqs, served)]
     kept = tuple(r for r in records if r is not None)
     return Run(policy, gpus, rate_per_s, kept, len(records) - len(kept), limit)
 
 
-def _disaggregated(reqs, m, hw, token_budget, prefill_gpus, decode_gpus, link, cost, seed) -> list:
+def _server(m, hw, cost, **how):
+    """serve() for _stage: one GPU's requests served, or (None) an Instance to hand them to one at a time."""
+    def serve(own):
+        if own is None:
+            return scheduler.Instance(m, hw, MAX_BATCH, cost, **how)
+        return scheduler.served(own, m, hw, "continuous", MAX_BATCH, kv_policy="paged", cost=cost, **how)
+    return serve
+
+
+def _disaggregated(reqs, m, hw, token_budget, prefill_gpus, decode_gpus, link, cost, seed, dispatch) -> list:
     """Prefill GPUs, then each request's KV over its prefill GPU's link, then decode GPUs, which send every token
-    the client gets, its first included: every request's record (None if it could never fit)."""
+    the client gets, its first included: every request's record (None if it could never fit). A prefill GPU's
+    load is its queue, the prompts waiting or running (DistServe's shortest queue); a decode GPU's, the requests it
+    holds (DistServe's least-loaded instance)."""
     n = len(reqs)
-    prefilled, landed = [None] * n, [None] * n
+    prefill, prefill_gpu = _stage(reqs, list(range(n)), prefill_gpus, dispatch, _prompts, "prefill", seed,
+                     _server(m, hw, cost, role="prefill", token_budget=token_budget), lambda i: reqs[i].arrival_s)
     bandwidth = link_bytes_per_s(hw, link)
-    for mine in _dealt(list(range(n)), prefill_gpus, "prefill", seed):
-        served = _served(_own(reqs, mine), m, hw, MAX_BATCH, cost, role="prefill", token_budget=token_budget)
-        link_free_s = 0.0
-        for t, i in sorted((s.first_token_s, i) for i, s in zip(mine, served) if s.served):
-            prefilled[i] = t  # the link sends one request's KV at a time, in the order the prompts finish
-            link_free_s = max(t, link_free_s) + kv_transfer_bytes(m, reqs[i].prompt_tokens) / bandwidth
-            landed[i] = link_free_s
-    records = [None] * n
+    landed = [None] * n
+    link_free_s = {}  # each prefill GPU's link sends one request's KV at a time, in the order the prompts finish
+    for t, i in sorted((s.first_token_s, i) for i, s in enumerate(prefill) if s.served):
+        g = prefill_gpu[i]
+        link_free_s[g] = max(t, link_free_s.get(g, 0.0)) + kv_transfer_bytes(m, reqs[i].prompt_tokens) / bandwidth
+        landed[i] = link_free_s[g]
     order = [i for _, i in sorted((landed[i], i) for i in range(n) if landed[i] is not None)]
-    for mine in _dealt(order, decode_gpus, "decode", seed):
-        for i, s in zip(mine, _served(_own(reqs, mine, landed), m, hw, MAX_BATCH, cost, role="decode")):
-            if s.served:
-                r = reqs[i]
-                records[i] = Record(r.arrival_s, r.prompt_tokens, r.output_tokens, s.first_token_s, s.done_s,
-                                    landed[i] - prefilled[i])
+    decode, _ = _stage(reqs, order, decode_gpus, dispatch, _requests, "decode", seed,
+                       _server(m, hw, cost, role="decode"), landed.__getitem__)
+    records = [None] * n
+    for i in order:
+        s, r = decode[i], reqs[i]
+        if s.served:
+            records[i] = Record(r.arrival_s, r.prompt_tokens, r.output_tokens, s.first_token_s, s.done_s,
+                                landed[i] - prefill[i].first_token_s)
     return records
 
 
@@ -364,7 +415,8 @@ class Goodput(NamedTuple):
 def goodput(m: Model, hw: Hardware, policy: str, workload: str = DEFAULT_WORKLOAD,
             ttft_slo_s: float = DEFAULT_TTFT_SLO_S, tpot_slo_s: float = DEFAULT_TPOT_SLO_S, goal: float = DEFAULT_GOAL,
             token_budget: int = DEFAULT_TOKEN_BUDGET, prefill_gpus: int = 1, decode_gpus: int = 1,
-            link: str = "nvlink", gpus: int = 1, seed: int = DEFAULT_SEED) -> Goodput:
+            link: str = "nvlink", gpus: int = 1, seed: int = DEFAULT_SEED,
+            dispatch: str = DEFAULT_DISPATCH) -> Goodput:
     """The highest rate of RATE_GRID_PER_S whose run keeps up and has at least `goal` of its requests within both
     targets. Attainment only falls as the load grows (a trace at a higher rate is the same trace, its arrivals
     closer together), so the grid is searched by scheduler.highest_meeting; a rate above the capacity fails without
@@ -376,7 +428,7 @@ def goodput(m: Model, hw: Hardware, policy: str, workload: str = DEFAULT_WORKLOA
     if goal > 1:
         raise ValueError(f"goal must be a share of requests, at most 1, got {goal}")
     return _goodput(m, hw, workload, ttft_slo_s, tpot_slo_s, goal, seed,
-                    _setting(policy, token_budget, prefill_gpus, decode_gpus, link, gpus))
+                    _setting(policy, token_budget, prefill_gpus, decode_gpus, link, gpus, dispatch))
 
 
 @functools.lru_cache(maxsize=64)
@@ -387,7 +439,7 @@ def _goodput(m: Model, hw: Hardware, workload: str, ttft_slo_s: float, tpot_slo_
     def run(k: int) -> Run:
         return _serve(m, hw, workload, RATE_GRID_PER_S[k], REQUESTS, seed, setting)
 
-    policy, _, prefill_gpus, decode_gpus, _, gpus = setting
+    policy, _, prefill_gpus, decode_gpus, _, gpus, _ = setting
     used = prefill_gpus + decode_gpus if policy == "disaggregated" else gpus
     # The rates above the capacity miss without a run (the GPUs fall behind); below it, the share met less the goal.
     top = scheduler.highest_within(RATE_GRID_PER_S, limit)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
@@ -169,7 +170,7 @@ def test_an_argument_the_policy_does_not_use_is_the_same_run_from_the_cache():
 
 
 def test_runs_are_deterministic_and_the_lengths_follow_the_workload():
-    setting = slo._setting("chunked", slo.DEFAULT_TOKEN_BUDGET, 1, 1, "nvlink", 1)
+    setting = slo._setting("chunked", slo.DEFAULT_TOKEN_BUDGET, 1, 1, "nvlink", 1, slo.DEFAULT_DISPATCH)
     once = slo._serve.__wrapped__(ANCHOR, H100, slo.DEFAULT_WORKLOAD, slo.DEFAULT_RATE_PER_S, slo.REQUESTS, 0, setting)
     assert once == slo._serve.__wrapped__(ANCHOR, H100, slo.DEFAULT_WORKLOAD, slo.DEFAULT_RATE_PER_S, slo.REQUESTS, 0,
                                           setting)
@@ -231,3 +232,83 @@ def test_the_widget_says_at_once_that_a_control_does_not_apply_and_changes_no_re
     assert after["svg"] == before["svg"]
     note = "budget_unused" if "token_budget" in inert else "colocated_gpus"
     assert after["flags"][note] and not before["flags"][note]
+
+
+@pytest.mark.parametrize("how", [{"token_budget": 2_048}, {}, {"token_budget": 512, "role": "prefill"},
+                                 {"role": "decode"}])
+def test_an_instance_handed_its_requests_one_at_a_time_serves_them_as_a_trace_known_in_advance(how):
+    """scheduler.Instance (the GPU a least-loaded dispatcher feeds) against schedule() on the same requests: the
+    same times, to rounding (a stretch of decode steps may be split where a request could have come)."""
+    reqs = slo._trace("summarisation", 1.5, 400, 3)
+    cost = scheduler.step_cost(ANCHOR, H100)
+    known = scheduler.served(reqs, ANCHOR, H100, "continuous", slo.MAX_BATCH, kv_policy="paged", cost=cost, **how)
+    gpu = scheduler.Instance(ANCHOR, H100, slo.MAX_BATCH, cost, **how)
+    for r in reqs:
+        gpu.advance(r.arrival_s)
+        assert gpu.take(r) == r.id
+    handed = gpu.finish()
+    assert len(handed) == len(known)
+    for a, b in zip(known, handed):
+        assert math.isclose(a.first_token_s, b.first_token_s, abs_tol=EPS_S)
+        assert math.isclose(a.done_s, b.done_s, abs_tol=EPS_S)
+
+
+@pytest.mark.parametrize("stage, load, gpus", [("colocated", slo._prompts_then_requests, 3),
+                                               ("prefill", slo._prompts, 2), ("decode", slo._requests, 3)])
+def test_least_loaded_sends_each_request_to_the_gpu_least_loaded_when_it_comes(stage, load, gpus):
+    """Checked from the finished times alone: when request i came, a GPU's prompts waiting or running are those it
+    had been given whose first token came later, the requests it holds those whose last token came later; the GPU
+    chosen has the least (the lowest number on a tie), and every GPU gets a share."""
+    reqs = slo._trace("summarisation", 4.0 if stage != "decode" else 2.0, 600, 1)
+    cost = scheduler.step_cost(ANCHOR, H100)
+    how = {"colocated": {"token_budget": 2_048}, "prefill": {"token_budget": 2_048, "role": "prefill"},
+           "decode": {"role": "decode"}}[stage]
+    order = list(range(len(reqs)))
+    served, where = slo._stage(reqs, order, gpus, "least-loaded", load, stage, 0, slo._server(ANCHOR, H100, cost, **how),
+                               lambda i: reqs[i].arrival_s)
+    assert sorted(set(where)) == list(range(gpus))
+    for i in order:
+        t = reqs[i].arrival_s
+        earlier = order[:i]
+        prompts = [sum(1 for j in earlier if where[j] == g and served[j].first_token_s > t) for g in range(gpus)]
+        held = [sum(1 for j in earlier if where[j] == g and served[j].done_s > t) for g in range(gpus)]
+        key = {"colocated": list(zip(prompts, held)), "prefill": prompts, "decode": held}[stage]
+        assert where[i] == min(range(gpus), key=lambda g: (key[g], g)), i
+
+
+def test_every_dispatch_serves_each_request_and_round_robin_and_random_deal_without_looking():
+    """All three rules lose no request; round-robin deals in turn; random deals as the seeded draws say; a single
+    GPU's run is the same whatever the rule (the cache shares it)."""
+    for dispatch in slo.DISPATCHES:
+        r = slo.serve(ANCHOR, H100, "disaggregated", "summarisation", 1.0, prefill_gpus=2, decode_gpus=2,
+                      dispatch=dispatch)
+        assert len(r.records) == slo.REQUESTS
+    reqs = slo._trace("chat", 2.0, 100, 0)
+    cost = scheduler.step_cost(ANCHOR, H100)
+    serve = slo._server(ANCHOR, H100, cost, token_budget=2_048)
+    _, turns = slo._stage(reqs, list(range(100)), 3, "round-robin", None, "colocated", 0, serve,
+                          lambda i: reqs[i].arrival_s)
+    assert turns == [k % 3 for k in range(100)]
+    _, drawn = slo._stage(reqs, list(range(100)), 3, "random", None, "colocated", 7, serve,
+                          lambda i: reqs[i].arrival_s)
+    rng = random.Random("slo.deal:colocated:3:7")
+    assert drawn == [rng.randrange(3) for _ in range(100)]
+    one = slo.serve(ANCHOR, H100, "chunked", dispatch="round-robin")
+    assert slo.serve(ANCHOR, H100, "chunked", dispatch="random") is one is slo.serve(ANCHOR, H100, "chunked")
+    with pytest.raises(ValueError, match="dispatch"):
+        slo.serve(ANCHOR, H100, "chunked", gpus=2, dispatch="shortest")
+
+
+def test_a_dispatcher_that_looks_at_the_queues_serves_more_per_gpu_than_random_dealing():
+    """The lesson's multi-GPU figures, pinned: random dealing gives each GPU a Poisson share, so N colocated GPUs
+    serve about what one does per GPU; least-loaded (and round-robin) smooth each GPU's arrivals, most where the
+    TTFT queue decides, as on the summarisation workload."""
+    def per_gpu(policy, dispatch, **kw):
+        return slo.goodput(ANCHOR, H100, policy, "summarisation", dispatch=dispatch, **kw).per_gpu
+    one = per_gpu("chunked", "random")
+    assert per_gpu("chunked", "random", gpus=4) == pytest.approx(1.725, rel=1e-9)
+    assert per_gpu("chunked", "round-robin", gpus=4) == pytest.approx(4.475, rel=1e-9)
+    assert per_gpu("chunked", "least-loaded", gpus=4) == pytest.approx(4.525, rel=1e-9)
+    assert per_gpu("disaggregated", "random", prefill_gpus=3) == pytest.approx(1.175, rel=1e-9)
+    assert per_gpu("disaggregated", "least-loaded", prefill_gpus=3) == pytest.approx(3.125, rel=1e-9)
+    assert per_gpu("chunked", "least-loaded", gpus=4) > 2 * one
