@@ -1,5 +1,6 @@
-"""The course: its plan (lessons/course.yml, every lesson in reading order, written or still to come) and,
-per language, the titles of the lessons not yet written in it (lessons/<lang>/catalog.yml, `upcoming`).
+"""The course: its plan (lessons/course.yml, every lesson in reading order, written or still to come),
+per language, the titles of the lessons not yet written in it (lessons/<lang>/catalog.yml, `upcoming`), and per
+language the evolution map every lesson shows (lessons/<lang>/evolution.yml, builder/evolution.py).
 
 Links to lessons go through the plan: `[text](lesson:SLUG)` links a lesson written in the page's language
 and shows any other planned one as upcoming; a slug the plan does not know is an error (a typo, not a
@@ -9,12 +10,13 @@ future lesson). A written lesson's title is in its front matter, a planned one's
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from builder.catalogs import Catalog
+from builder.evolution import EvolutionMap, load_maps
 from builder.lessons import SLUG, SourceLesson
 from builder.problems import Problem
 from sim.languages import LANGUAGES
@@ -25,6 +27,18 @@ class Course:
     plan: tuple[str, ...]  # slugs in reading order
     written: Mapping[tuple[str, str], SourceLesson]  # (lang, slug) -> its lesson
     upcoming: Mapping[tuple[str, str], str]  # (lang, slug) -> title of a lesson not written in lang
+    evolution: Mapping[str, EvolutionMap | None] = field(default_factory=dict)  # lang -> its map (None: broken)
+
+    def neighbours(self, slug: str) -> tuple[str | None, str | None]:
+        """The lessons before and after `slug` in the plan (None at either end): what "the previous lesson" and
+        "the next lesson" mean, in every language."""
+        at = self.plan.index(slug)
+        return (self.plan[at - 1] if at > 0 else None), (self.plan[at + 1] if at + 1 < len(self.plan) else None)
+
+    def title(self, lang: str, slug: str) -> str | None:
+        """A lesson's title in `lang`: its front matter's if it is written there, else the catalog's upcoming one."""
+        written = self.written.get((lang, slug))
+        return written.title if written is not None else self.upcoming.get((lang, slug))
 
     def knows(self, slug: str) -> bool:
         return slug in self.plan
@@ -102,4 +116,5 @@ def make_course(plan: tuple[str, ...], plan_path: Path, lessons: list[SourceLess
             if slug not in plan:
                 problems.append(Problem(catalog.path, catalog.lines[f"upcoming.{slug}"],
                                         f"{slug!r} is not in {plan_path.name}"))
-    return Course(plan, written, upcoming), problems
+    maps, found = load_maps(plan_path.parent, catalogs, plan)
+    return Course(plan, written, upcoming, maps), problems + found

@@ -1,5 +1,6 @@
 """Lesson Markdown: CommonMark + tables, attributes, anchors, $math$ (to MathML at build time),
-{sim}`EXPR` computed figures, [text](lesson:SLUG) course links and `::: name` directives.
+{sim}`EXPR` computed figures, [text](lesson:SLUG) course links (their wording checked against the course's order and
+titles, builder/wayfinding.py) and `::: name` directives.
 
 Parsing and rendering are separate so that all build-time work (directives, math, expressions, links,
 the safety and id checks) happens in one walk over the tokens, with line numbers at hand, and problems are
@@ -20,12 +21,12 @@ from mdit_py_plugins.attrs import attrs_block_plugin, attrs_plugin
 from mdit_py_plugins.container import container_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-from builder import safety, scenarios, scroll
+from builder import safety, scenarios, scroll, wayfinding
 from builder.context import LessonContext, LinkUse
 from builder.directives import run_directive
 from builder.expressions import AS_IF_IT_FIT, ExpressionError, evaluated
 from builder.mathml import to_mathml
-from builder.problems import LessonError
+from builder.problems import LessonError, LessonErrors
 from sim.kit import table
 
 DIRECTIVE = re.compile(r"^\s*([A-Za-z][\w-]*)(.*)$")
@@ -240,6 +241,10 @@ def _prepare(token: Token, line: int, ctx: LessonContext) -> None:
         _refuse(safety.text_problems(token.content), line)
     elif token.type == "inline":
         _refuse(safety.attribute_syntax_problems(token.content), line)
+        # Before its children's links are resolved: the check reads their lesson: hrefs.
+        found = wayfinding.problems(token.children or [], ctx.course, ctx.lang, ctx.slug)
+        if found:
+            raise LessonErrors([LessonError(line + offset, message) for offset, message in found])
     elif token.type == "link_open":
         _resolve_link(token, line, ctx)
 

@@ -1,50 +1,79 @@
-"""`::: evolution`: the evolution map of inference speed-ups. YAML body: a list of generations, each
-{name, lesson (a course slug or null), solved, stuck, here (optional)}; solved/stuck are Markdown."""
+"""`::: evolution`: the evolution map of inference speed-ups, shown where a lesson places the directive. The map is
+written once per language, lessons/<lang>/evolution.yml (loaded and checked by builder/evolution.py); the directive
+takes no arguments and no body. The items whose `lesson` is this lesson are marked "you are here"; an item's name
+links to the lesson that teaches it when that lesson is written in the page's language, and is marked upcoming when
+it is not.
+
+The map's Markdown is rendered in the lesson's context, so its {sim} figures count as the page's (evaluated, checked
+to fit, compared across languages) and its lesson links as the page's. A problem in it is reported at the directive's
+line and names the map's own file and line."""
 
 from __future__ import annotations
 
+import functools
 import html
 
 from builder.context import LessonContext
-from builder.directives import directive, load_yaml_body
-from builder.problems import LessonError
+from builder.directives import directive
+from builder.evolution import EvolutionMap
+from builder.problems import LessonError, LessonErrors
 
-FIELDS = {"name", "lesson", "solved", "stuck", "here"}
+
+@functools.cache
+def _markdown():
+    from builder.markdown import make_markdown  # here: builder.markdown imports the directives
+    return make_markdown()
 
 
 @directive("evolution")
 def evolution_directive(ctx: LessonContext, args: str, body: str, line: int) -> str:
-    entries = load_yaml_body(body, line + 1, "evolution map")
-    if not isinstance(entries, list) or not entries:
-        raise LessonError(line, "evolution needs a YAML list of generations {name, lesson, solved, stuck}")
+    where = f"lessons/{ctx.lang}/evolution.yml"
+    if args.strip() or body.strip():
+        raise LessonError(line, f"::: evolution takes no arguments and no body: the map is written once, in {where}, "
+                                "and every lesson shows it as it is (close the directive on the next line)")
+    if ctx.lang not in ctx.course.evolution:
+        raise LessonError(line, f"there is no {ctx.lang} evolution map: write {where} (lessons/README.md, "
+                                "\"The evolution map\")")
+    chart = ctx.course.evolution[ctx.lang]
+    if chart is None:
+        return ""  # the map has problems of its own, reported at its lines: the build fails without a page
+    if not any(item.lesson == ctx.slug for item in chart.items):
+        raise LessonError(line, f"no item of {chart.shown} has lesson: {ctx.slug}, so the map cannot show where this "
+                                "lesson sits: add the step it teaches, in the course's order")
     words = {**ctx.ui["evolution"], "upcoming": ctx.ui["course"]["upcoming"]}
-    starts = [line + 1 + n for n, raw in enumerate(body.splitlines()) if raw.startswith("- ")]
     items = []
-    for i, entry in enumerate(entries, start=1):
-        where = starts[i - 1] if i <= len(starts) else line + 1
-        required = {"name", "lesson", "solved", "stuck"}
-        if not isinstance(entry, dict) or not required <= set(entry) or set(entry) - FIELDS:
-            raise LessonError(where, f"generation {i} needs exactly name, lesson, solved, stuck (and optionally here)")
-        slug = entry["lesson"]
-        if slug is not None and not ctx.course.knows(slug):
-            raise LessonError(where, f"generation {i}: lesson {slug!r} is not in lessons/course.yml")
-        name = html.escape(str(entry["name"]))
-        here = bool(entry.get("here"))
+    for n, item in enumerate(chart.items, start=1):
+        here = item.lesson == ctx.slug
+        name = html.escape(item.name)
         classes = ["generation"] + (["here"] if here else [])
-        if slug is None or slug == ctx.slug:
-            title = f"<span class=\"generation-name\">{name}</span>"
-        elif ctx.course.is_written(ctx.lang, slug):
-            title = f'<a class="generation-name" href="{ctx.lesson_href(slug)}">{name}</a>'
+        if item.lesson is None or here:
+            title = f'<span class="generation-name">{name}</span>'
+        elif ctx.course.is_written(ctx.lang, item.lesson):
+            title = f'<a class="generation-name" href="{ctx.lesson_href(item.lesson)}">{name}</a>'
         else:
             classes.append("upcoming")
             title = f'<span class="generation-name">{name}</span> <span class="badge">{words["upcoming"]}</span>'
         marker = f' <strong class="badge badge-here">{words["here"]}</strong>' if here else ""
-        solved = ctx.render_markdown(str(entry["solved"]), line + 1)
-        stuck = ctx.render_markdown(str(entry["stuck"]), line + 1)
+        solved = _render(ctx, chart, item.solved, item.lines["solved"], line)
+        stuck = _render(ctx, chart, item.stuck, item.lines["stuck"], line)
         current = ' aria-current="step"' if here else ""
         items.append(
             f'<li class="{" ".join(classes)}"{current}>'
-            f'<span class="generation-number">{i}</span> {title}{marker}\n'
+            f'<span class="generation-number">{n}</span> {title}{marker}\n'
             f'<dl><dt>{words["solved"]}</dt><dd>{solved}</dd><dt>{words["stuck"]}</dt><dd>{stuck}</dd></dl></li>'
         )
-    return '<ol class="evolution">\n' + "\n".join(items) + "\n</ol>\n"
+    intro = _render(ctx, chart, chart.intro, chart.intro_line, line)
+    return intro + '<ol class="evolution">\n' + "\n".join(items) + "\n</ol>\n"
+
+
+def _render(ctx: LessonContext, chart: EvolutionMap, text: str, source_line: int, line: int) -> str:
+    """The map's Markdown as HTML on this page. Its figures and links are the page's, at the directive's line; a
+    problem names the map's file and the line of the text it is in."""
+    from builder.markdown import render_lesson_markdown
+
+    problems: list[LessonError] = []
+    rendered = render_lesson_markdown(_markdown(), text, line, ctx, problems)
+    if problems:
+        raise LessonErrors([LessonError(line, f"in the evolution map, {chart.where(source_line)}: {p.message}")
+                            for p in problems])
+    return rendered

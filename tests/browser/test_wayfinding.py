@@ -1,5 +1,6 @@
-"""Finding one's way and keeping one's settings: the theme toggle, the contents list, previous and next lesson,
-copying a scenario's link, the way back from a formula term's control, the skip link, and print."""
+"""Finding one's way and keeping one's settings: the theme toggle, the contents list, previous and next lesson, the
+evolution map every lesson shows, the course's end, copying a scenario's link, the way back from a formula term's
+control, the skip link, and print."""
 
 from __future__ import annotations
 
@@ -112,6 +113,36 @@ def test_previous_and_next_lesson_links_follow_the_course(site_page, server):
         for lesson in reversed(WRITTEN[:-1]):
             site_page.locator('a[rel="prev"]').click()
             expect(site_page).to_have_url(f"{server.origin}/{lang}{lesson}/")
+
+def test_every_lesson_shows_one_evolution_map_in_the_courses_order_marking_its_own_steps(site_page, server):
+    for lang in ("", "en/"):
+        shown = set()
+        for lesson in WRITTEN:
+            site_page.goto(f"{server.origin}/{lang}{lesson}/")
+            steps = site_page.locator("ol.evolution > li").evaluate_all("""items => items.map(li => ({
+                name: li.querySelector('.generation-name').textContent,
+                here: li.classList.contains('here'),
+                href: li.querySelector('a.generation-name')?.getAttribute('href') ?? null}))""")
+            shown.add(tuple(step["name"] for step in steps))
+            taught = [lesson if step["here"] else step["href"].strip("./").split("/")[0] if step["href"] else None
+                      for step in steps]
+            assert lesson in taught, (lang, lesson)  # the lesson has its place on the map, marked
+            assert all(not step["here"] or not step["href"] for step in steps)  # no link to the page itself
+            order = [WRITTEN.index(slug) for slug in taught if slug is not None]
+            assert order == sorted(order) and set(order) == set(range(len(WRITTEN))), (lang, lesson, taught)
+        assert len(shown) == 1, lang  # the same map on every page of a language
+
+
+def test_the_last_lesson_ends_the_course_instead_of_pointing_back(site_page, server):
+    for lang, words in (("", "第二章"), ("en/", "second chapter")):
+        site_page.goto(f"{server.origin}/{lang}{WRITTEN[-1]}/")
+        end = site_page.locator("section.lesson-part", has=site_page.locator("h2#course-end"))
+        expect(end).to_contain_text(words)  # what comes next: the second chapter, planned
+        assert "→" not in end.text_content()  # no teaser of a next lesson
+        back = end.locator('a[href^="../"]').evaluate_all("links => links.map(a => a.getAttribute('href'))")
+        assert back and all(href.startswith("../inference-vs-training/") for href in back), back
+        assert site_page.locator("h2#next").count() == 0
+
 
 def test_copy_link_copies_the_current_scenario_and_says_so(site_page, server):
     site_page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.origin)

@@ -401,3 +401,68 @@ def test_every_language_of_a_lesson_evaluates_the_same_figures_and_starts_the_sa
                   "::: widget roofline\nT: 64\n:::\n")
     root = tmp_path / "good"
     build.build(build.Paths(lessons=write_lessons(root, {"one.md": zh, "en/one.md": same}), out=root / "_site"))
+
+
+# --- the course read in order: wayfinding and the evolution map ------------------------------------------
+
+def test_a_link_worded_as_the_previous_lesson_must_link_the_one_before(problems):
+    # the plan is one, two, later: the lesson before two is one
+    found = problems({"one.md": lesson("x\n"), "two.md": lesson("好。\n\n[上一课](lesson:later)停在一次卡顿上。\n")})
+    assert_one(found, "two.md", BODY_LINE + 2, "[上一课](lesson:later) is worded as the previous lesson ('上一课'), "
+                                               "but the lesson before 'two' in lessons/course.yml is 'one'")
+
+
+def test_a_link_worded_as_the_next_lesson_must_link_the_one_after(problems):
+    found = problems({"one.md": lesson("x\n"), "en/one.md": lesson("x\n"), "en/two.md": lesson(
+        "Fine.\n\nThe course's next lesson asks one thing.\nWhy? → [课](lesson:one)\n")})
+    messages = [m for _, _, m in found]
+    assert [line for _, line, _ in found] == [BODY_LINE + 3] * 2, found
+    assert any("is worded as the next lesson ('next lesson'), but the lesson after 'two' in lessons/course.yml is "
+               "'later'" in m for m in messages), messages
+    assert any("a teaser (after →) points ahead in the course, but 'one' is before 'two'" in m for m in messages)
+
+
+def test_a_teaser_names_its_lesson_by_its_title(problems):
+    found = problems({"one.md": lesson("下一课讲什么？→ [别的名字](lesson:two)\n"), "two.md": lesson("x\n")})
+    assert_one(found, "one.md", BODY_LINE, "a teaser's link (after →) names its lesson by its title: "
+                                           "[别的名字](lesson:two) should read [课]")
+
+
+EVOLUTION = ("intro: 地图。\nitems:\n  - name: 第一步\n    lesson: one\n    solved: 好\n    stuck: 慢\n"
+             "  - name: 第二步\n    lesson: two\n    solved: 好\n    stuck: 慢\n")
+
+
+def test_the_evolution_map_follows_the_course(problems):
+    found = problems({"one.md": lesson("x\n"), "zh/evolution.yml": EVOLUTION.replace("lesson: one", "lesson: later")})
+    assert_one(found, "evolution.yml", 8, "item 2 (two) comes after an item of later (line 3), but "
+                                          "lessons/course.yml puts two first: the map follows the course's order")
+
+
+def test_the_evolution_map_is_the_same_in_every_language(problems):
+    en = EVOLUTION.replace("地图", "Map").replace("stuck: 慢\n  - name", "stuck: \"{sim}`grouped(1 + 1)`\"\n  - name")
+    found = problems({"one.md": lesson("x\n"), "zh/evolution.yml": EVOLUTION, "en/evolution.yml": en})
+    assert_one(found, "evolution.yml", 3, "item 1 has {sim}`grouped(1 + 1)`, which lessons/zh/evolution.yml:3 lacks: "
+                                          "every language's map evaluates the same figures")
+
+
+def test_the_evolution_map_refuses_a_link_that_works_on_one_page_only(problems):
+    found = problems({"one.md": lesson("x\n"),
+                      "zh/evolution.yml": EVOLUTION.replace("solved: 好\n", "solved: \"[看](#x)\"\n", 1)})
+    assert_one(found, "evolution.yml", 5, "item 1: the link '#x' works on one page only")
+
+
+def test_a_lesson_shows_the_map_that_is_written_once(problems):
+    # a body is refused; a figure that fails in the map is reported at the directive, naming the map's line
+    found = problems({"one.md": lesson("::: evolution\n- name: a\n:::\n"), "two.md": lesson("x\n\n::: evolution\n:::\n"),
+                      "zh/evolution.yml": EVOLUTION.replace("stuck: 慢\n", "stuck: \"{sim}`nosuch(1)`\"\n", 1)})
+    found = sorted(found)
+    assert [(name, line) for name, line, _ in found] == [("one.md", BODY_LINE), ("two.md", BODY_LINE + 2)], found
+    assert "::: evolution takes no arguments and no body: the map is written once, in lessons/zh/evolution.yml" \
+        in found[0][2]
+    assert found[1][2].startswith("in the evolution map, lessons/zh/evolution.yml:6: ") and "NameError" in found[1][2]
+
+
+def test_a_lesson_without_a_step_on_the_map_is_told_to_add_one(problems):
+    found = problems({"one.md": lesson("x\n"), "later.md": lesson("::: evolution\n:::\n"),
+                      "zh/evolution.yml": EVOLUTION})
+    assert_one(found, "later.md", BODY_LINE, "no item of lessons/zh/evolution.yml has lesson: later")

@@ -35,7 +35,9 @@ SYMBOL_B = re.compile(r"(?<![\w/.])B(?![\w/])")  # B on its own: not GB, B/s, FL
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_b_means_only_the_batch_size_on_the_page(lang):
-    text = (LESSONS / lang / "kv-cache-serving.md").read_text(encoding="utf-8")
+    # the page shows the lesson and the evolution map every lesson shows (lessons/<lang>/evolution.yml)
+    text = "\n".join((LESSONS / lang / name).read_text(encoding="utf-8") for name in ("kv-cache-serving.md",
+                                                                                     "evolution.yml"))
     uses = [text[m.start():m.start() + 40] for m in SYMBOL_B.finditer(text)]
     assert uses and all(u.startswith("B = {sim}`max_batch(") for u in uses), uses  # never the block size
     assert text.count("$b_{\\mathrm{blk}}$ − 1") == 1  # the block size has a symbol of its own

@@ -1,5 +1,6 @@
 """Lesson Markdown extensions, checked against fixture files in markdown-it-py's format (title . input . expected .)."""
 
+import dataclasses
 from pathlib import Path
 
 import jinja2
@@ -10,6 +11,7 @@ import build
 from builder.catalogs import load_catalog
 from builder.context import LessonContext
 from builder.course import Course
+from builder.evolution import load_maps
 from builder.expressions import namespace
 from builder.frozen import Frozen
 from builder.lessons import SourceLesson
@@ -19,9 +21,11 @@ from builder.terms import Term
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DEMO = SourceLesson(Path("demo.md"), "zh", "demo", "演示课", "s", 5, "", 1)
-# demo is written in Chinese only; later is planned in both languages.
-COURSE = Course(("demo", "later"), {("zh", "demo"): DEMO},
-                {("zh", "later"): "以后的课", ("en", "demo"): "Demo", ("en", "later"): "Later"})
+# demo is written in Chinese only; later is planned in both languages. The evolution maps: fixtures/evolution/.
+PLAN = ("demo", "later")
+MAPS, MAP_PROBLEMS = load_maps(FIXTURES / "evolution", ("zh", "en"), PLAN)
+COURSE = Course(PLAN, {("zh", "demo"): DEMO},
+                {("zh", "later"): "以后的课", ("en", "demo"): "Demo", ("en", "later"): "Later"}, MAPS)
 TERMS = {
     "peak": Term("peak", output="peak", control="hardware", words={
         "zh": {"name": "峰值算力", "unit": "FLOP/s", "text": "每秒最多做多少次浮点运算。"},
@@ -33,17 +37,21 @@ def ui(lang: str) -> dict:
     return load_catalog(build.Paths.catalogs / f"{lang}.yml", lang)[0].tree()
 
 
-def make_context(problems: list, lang: str = "zh") -> LessonContext:
+def make_context(problems: list, lang: str = "zh", course: Course = COURSE) -> LessonContext:
     md = make_markdown()
-    ctx = LessonContext(lang=lang, slug="demo", templates=jinja2.Environment(), course=COURSE, terms=TERMS,
+    ctx = LessonContext(lang=lang, slug="demo", templates=jinja2.Environment(), course=course, terms=TERMS,
                         ui=ui(lang), names=namespace(), frozen=Frozen(None, None))
     ctx.render_markdown = lambda body, line: render_lesson_markdown(md, body, line, ctx, problems)
     return ctx
 
 
-def render(text: str, first_line: int = 1, lang: str = "zh") -> tuple[str, list]:
+def render(text: str, first_line: int = 1, lang: str = "zh", course: Course = COURSE) -> tuple[str, list]:
     problems = []
-    return make_context(problems, lang).render_markdown(text, first_line), problems
+    return make_context(problems, lang, course).render_markdown(text, first_line), problems
+
+
+def test_the_fixture_maps_load():
+    assert MAP_PROBLEMS == [] and set(MAPS) == {"zh", "en"}
 
 
 @pytest.mark.parametrize("line, title, source, expected", read_fixture_file(FIXTURES / "markdown.txt"),
@@ -82,8 +90,21 @@ def test_fixture_on_an_english_page(line, title, source, expected):
     ("::: formula\n\\term{nope}{x}\n:::\n", 2, "unknown term 'nope'; known: peak"),
     ("::: formula\nx = y\n:::\n", 1, "needs at least one \\term"),
     ("::: callout oops\nx\n:::\n", 1, "callout kind must be one of"),
-    ("::: evolution\n- name: a\n  lesson: nope\n  solved: s\n  stuck: t\n:::\n", 2, "lesson 'nope' is not in"),
-    ("::: evolution\n- name: a\n:::\n", 2, "generation 1 needs exactly name, lesson, solved, stuck"),
+    ("::: evolution\n- name: a\n:::\n", 1, "::: evolution takes no arguments and no body: the map is written once"),
+    ("a\n\n::: evolution here\n:::\n", 3, "::: evolution takes no arguments and no body"),
+    # Links worded as the previous or next lesson follow lessons/course.yml (here: demo, then later).
+    ("[上一课](lesson:later)\n", 1, "[上一课](lesson:later) is worded as the previous lesson ('上一课'), but 'demo' is "
+                                 "the first lesson of lessons/course.yml"),
+    ("x\n\n下一课讲别的：[这个](lesson:demo)\n", 3, "is worded as the next lesson ('下一课'), but the lesson after "
+                                              "'demo' in lessons/course.yml is 'later': link lesson:later"),
+    ("第一行\n第二行，[下一课](lesson:demo#x)\n", 2, "the lesson after 'demo' in lessons/course.yml is 'later'"),
+    ("| a |\n|---|\n| [前一课](lesson:later) |\n", 3, "worded as the previous lesson ('前一课')"),
+    ("::: details 问\n[后一课](lesson:demo)\n:::\n", 2, "worded as the next lesson ('后一课')"),
+    # A teaser (after →) points ahead, by the lesson's title; a title or its head names only its own lesson.
+    ("下一步呢？→ [以后](lesson:later)\n", 1, "a teaser's link (after →) names its lesson by its title: "
+                                           "[以后](lesson:later) should read [以后的课]"),
+    ("问题？→ [演示课](lesson:demo)\n", 1, "a teaser (after →) points ahead in the course, but 'demo' is this lesson"),
+    ("见[演示课](lesson:later)。\n", 1, "[演示课](lesson:later) links 'later' by the title of 'demo'"),
     (":::: details outer\n::: details inner\nx\n::::\n", 2, "directive 'details' is not closed"),
     ("::: widget roofline id=a.b\n:::\n", 1, "widget id 'a.b' must start with a letter"),
     ("::: answer\nx\n:::\n", 1, "answer names the question box it answers"),
@@ -107,7 +128,50 @@ def test_problems_name_their_line(source, line, message):
     assert message in problems[0].message
 
 
-def test_line_numbers_count_from_the_lesson_body():
+@pytest.mark.parametrize("source, lang", [
+    ("[下一课](lesson:later)讲它。\n", "zh"),
+    ("下一课问一个问题。它是什么？→ [以后的课](lesson:later)\n", "zh"),  # after the arrow, the question mark ends nothing
+    ("再往后一课：[以后的课](lesson:later)\n", "zh"),  # 往后一课 is "a lesson further on", not the next one
+    ("The [next lesson](lesson:later) asks it.\n", "en"),
+    ("The next lesson asks why. What then? → [Later](lesson:later)\n", "en"),
+    ("This is the last lesson of the course, and [Later](lesson:later) is planned.\n", "en"),
+    ("The next lesson is later. See [the demo](lesson:demo) again.\n", "en"),  # another sentence's words
+])
+def test_links_worded_as_the_course_has_it_pass(source, lang):
+    _, problems = render(source, lang=lang)
+    assert problems == []
+
+
+def test_a_problem_in_the_evolution_map_names_the_map_and_its_line(tmp_path):
+    (tmp_path / "zh").mkdir()
+    (tmp_path / "zh" / "evolution.yml").write_text(
+        "intro: 地图。\nitems:\n  - name: a\n    lesson: demo\n    solved: 好\n"
+        "    stuck: \"{sim}`ms(decode(anchor, h100, batch=0, context=4).time_s)`\"\n", encoding="utf-8")
+    maps, found = load_maps(tmp_path, ("zh",), PLAN)
+    assert found == []
+    _, problems = render("x\n\n::: evolution\n:::\n", course=Course(PLAN, {}, {}, maps))
+    assert [p.line for p in problems] == [3]
+    assert problems[0].message.startswith(f"in the evolution map, {tmp_path.name}/zh/evolution.yml:6: ")
+    assert "batch must be a whole number from 1" in problems[0].message
+
+
+def test_the_evolution_map_needs_a_step_of_this_lesson_and_a_map_in_this_language():
+    chart = MAPS["zh"]
+    without = dataclasses.replace(chart, items=tuple(item for item in chart.items if item.lesson != "demo"))
+    _, problems = render("::: evolution\n:::\n", course=Course(PLAN, {}, {}, {"zh": without}))
+    assert [p.line for p in problems] == [1]
+    assert "no item of evolution/zh/evolution.yml has lesson: demo" in problems[0].message
+    _, problems = render("::: evolution\n:::\n", lang="en", course=Course(PLAN, {}, {}, {"zh": chart}))
+    assert "there is no en evolution map: write lessons/en/evolution.yml" in problems[0].message
+
+
+def test_the_steps_of_this_lesson_are_marked_and_the_others_link_their_lessons():
+    written = Course(PLAN, {("zh", "demo"): DEMO, ("zh", "later"): DEMO}, {}, MAPS)
+    html, problems = render("::: evolution\n:::\n", course=written)
+    assert problems == []
+    assert html.count('class="generation here"') == 1 and html.count('aria-current="step"') == 1
+    assert '<a class="generation-name" href="../later/">以后</a>' in html and "upcoming" not in html
+
     _, problems = render("x\n\n$\\nope$\n", first_line=8)
     assert problems[0].line == 10
 
