@@ -59,7 +59,7 @@ def render_widget(templates: jinja2.Environment, ui: dict, name: str, widget_id:
     t = kit.words(module, state["lang"])
     return template_for(templates, name).render(
         id=widget_id, name=name, t=t, ui=ui, state=state, view=view,
-        controls=describe_controls(module.WIDGET.controls, state, t),
+        controls=describe_controls(module.WIDGET.controls, state, t, inert_controls(module.WIDGET, view)),
         layout=describe_layout(module.WIDGET, state, view, t),
         island=json_island({"widget": name, "state": state, "view": view,
                             **({"slow": True} if module.WIDGET.slow else {})}),
@@ -68,11 +68,41 @@ def render_widget(templates: jinja2.Environment, ui: dict, name: str, widget_id:
 
 # --- declaration -> template data -------------------------------------------------------------------
 
-def describe_controls(controls, state: dict, t: dict) -> list[dict]:
-    """The controls with their words and current values, as the partial's macros take them."""
+def flags_of(layout) -> list[Flag]:
+    """The layout's Flags, those inside a Panel too."""
+    found = []
+    for item in layout:
+        if isinstance(item, Flag):
+            found.append(item)
+        elif isinstance(item, Panel):
+            found.extend(flags_of(item.items))
+    return found
+
+
+def inert_controls(widget: kit.Widget, view: dict) -> dict[str, str]:
+    """The controls that do not apply in this view: each, the name of the note (a Flag that is on) saying why."""
+    names = {c.name for c in widget.controls}
+    inert = {}
+    for flag in flags_of(widget.layout):
+        for name in flag.controls:
+            if name not in names:
+                raise DeclarationError(f"flag {flag.name!r} names control {name!r}, which the widget does not have",
+                                       name)
+        if flag.controls and flag.tone != "note":
+            raise DeclarationError(f"flag {flag.name!r} names controls that do not apply: make it tone='note'",
+                                   flag.name)
+        if flag.controls and _flag(view, flag.name):
+            inert.update({name: flag.name for name in flag.controls if name not in inert})
+    return inert
+
+
+def describe_controls(controls, state: dict, t: dict, inert: dict[str, str] | None = None) -> list[dict]:
+    """The controls with their words and current values, as the partial's macros take them; `inert`, a control's
+    note saying it does not apply (inert_controls)."""
     described = []
     for c in controls:
-        d = {"name": c.name, "kind": c.kind, "label": _word(t, c.label or c.name), "value": state[c.name]}
+        d = {"name": c.name, "kind": c.kind, "label": _word(t, c.label or c.name), "value": state[c.name],
+             "inert": (inert or {}).get(c.name)}
         if isinstance(c, Range):
             stops = c.stops()
             d.update(min=c.min, max=c.max, step=c.step, whole=c.whole, position=c.slider_position(state[c.name]),
@@ -96,7 +126,7 @@ def describe_layout(widget: kit.Widget, state: dict, view: dict, t: dict) -> lis
         if not any(c.name == name for c in widget.controls):
             raise DeclarationError(f"layout places control {name!r}, which the widget does not have", name)
     rest = [c for c in widget.controls if c.name not in placed]
-    controls = {d["name"]: d for d in describe_controls(widget.controls, state, t)}
+    controls = {d["name"]: d for d in describe_controls(widget.controls, state, t, inert_controls(widget, view))}
 
     def describe(item) -> dict:
         if isinstance(item, Controls):
@@ -109,7 +139,7 @@ def describe_layout(widget: kit.Widget, state: dict, view: dict, t: dict) -> lis
                  "derivation": view["derivations"].get(r.name)} for r in item.items]}
         if isinstance(item, Flag):
             return {"kind": "flag", "name": item.name, "on": _flag(view, item.name), "tone": item.tone,
-                    "segments": _segments(_word(t, item.text or item.name), view)}
+                    "segments": _segments(_word(t, item.text or item.name), view), "controls": " ".join(item.controls)}
         if isinstance(item, Text):
             return {"kind": "text", "tone": item.tone, "segments": _segments(_word(t, item.key), view)}
         if isinstance(item, Output):

@@ -267,6 +267,13 @@ class Result:
     def top_probability(self) -> float:
         return max(r.p for r in self.runs)
 
+    def same_as(self, other: Result) -> bool:
+        """The same tokens kept with the same probabilities, to rounding (1e-12 relative): the order of the steps
+        can move a probability by its last bit and nothing else."""
+        return (len(self.runs) == len(other.runs) and math.isclose(self.kept_mass, other.kept_mass, rel_tol=1e-12)
+                and all((a.first, a.count) == (b.first, b.count) and math.isclose(a.p, b.p, rel_tol=1e-12)
+                        for a, b in zip(self.runs, other.runs)))
+
     def probability_of_rank(self, rank: int) -> float:
         """The sampling probability of the token of rank `rank` (0 if it was cut)."""
         for r in self.runs:

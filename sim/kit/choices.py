@@ -3,8 +3,9 @@ the GPU, the model, the recurrent state's dtype, and how much of the GPU a real 
 
 from __future__ import annotations
 
-from sim import presets
+from sim import cache, presets
 from sim.kit.controls import Range, Select
+from sim.kit.layout import Flag
 
 CUSTOM = "custom"  # the model option of widgets whose model fields can be edited by hand
 
@@ -14,6 +15,7 @@ TEXT = {
         "model": "模型",
         "model=custom": "自定义",
         "state_dtype": "递归状态精度",
+        "no_state": "这个模型没有递归状态：递归状态精度对它不起作用。",
         "memory_fraction": "引擎可用的显存比例（1 = 数据手册的全部；vLLM 0.20 及以前默认 0.9）",
         "compute_efficiency": "实际算力 ÷ 峰值（1 = 屋顶线的理想值）",
         "bandwidth_efficiency": "实际带宽 ÷ 峰值（1 = 屋顶线的理想值）",
@@ -23,6 +25,7 @@ TEXT = {
         "model": "Model",
         "model=custom": "Custom",
         "state_dtype": "Recurrent state dtype",
+        "no_state": "This model keeps no recurrent state: the state dtype does not apply to it.",
         "memory_fraction": "Share of memory the engine may use (1 = the datasheet's all; vLLM ≤ 0.20 defaults to 0.9)",
         "compute_efficiency": "Achieved compute ÷ peak (1 = the roofline's ideal)",
         "bandwidth_efficiency": "Achieved bandwidth ÷ peak (1 = the roofline's ideal)",
@@ -44,6 +47,16 @@ def model(default: str = "qwen3.8-27b", custom: bool = False) -> Select:
 
 def state_dtype(default: str = "fp32") -> Select:
     return Select("state_dtype", default, ("fp32", "bf16"), names={"fp32": "FP32", "bf16": "BF16"})
+
+
+def no_state_note() -> Flag:
+    """The note beside state_dtype() for a model without a recurrent state (flag no_state(m)), which it makes inert."""
+    return Flag("no_state", tone="note", controls=("state_dtype",))
+
+
+def no_state(m: presets.Model) -> bool:
+    """Whether the model keeps no recurrent state, so that its dtype changes nothing."""
+    return cache.state_bytes_per_request(m, "fp32") == 0
 
 
 def memory_fraction() -> Range:

@@ -49,11 +49,16 @@ class Readouts:
 
 @dataclass(frozen=True)
 class Flag:
-    """A message shown while the view's flag `name` is on: a warning (memory overflow) or a note."""
+    """A message shown while the view's flag `name` is on: a warning (memory overflow) or a note. A note may name
+    `controls` that do not apply while it is on (the kit's rule for a control that changes nothing in a state):
+    the page marks each of them inert and points it at the note, which says why; they stay usable, so that a
+    student can still set them for another state. tests/sim/test_widget_contract.py finds any control that changes
+    nothing without such a note."""
 
     name: str
     text: str | None = None
     tone: str = "warning"  # "warning" | "note"
+    controls: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

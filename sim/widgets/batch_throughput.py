@@ -123,6 +123,7 @@ WIDGET = Widget(
     ),
     layout=(
         Controls(),
+        choices.no_state_note(),
         Flag("capacity"),
         Readouts(
             "total_tokens_per_s", "per_request_tokens_per_s", Readout("step_ms", note="bound"),
@@ -193,7 +194,7 @@ def render(state) -> dict:
         outputs,
         figures={"throughput": _figure(list(points.values()), current, limit, critical, s["lang"])},
         svg={"table": _table(points, limit, critical, hw, m, s, t)},
-        flags={"capacity": not fits, "over_capacity": fits and s["B"] > limit},
+        flags={"capacity": not fits, "over_capacity": fits and s["B"] > limit, "no_state": choices.no_state(m)},
         derivations=_derivations(m, hw, current, limit, critical, s, t),
     )
 

@@ -44,6 +44,9 @@ TEXT = {
         "unit.tokens": "{value} 个 token",
         "memory": "batch {batch} 放不下：这块显存最多装 {max_requests} 个这样的请求。",
         "uneven": "{q_heads} 个查询头分不成 {kv_heads} 个一样大的组：真实模型取能整除的组数。",
+        "heads_fixed": "MHA 每个查询头一个 K/V 头，MQA 只有一个：K/V 头数由机制定，这里调它不起作用。",
+        "latent_unused": "潜向量和 RoPE 键的宽度只属于 MLA。",
+        "every_unused": "「每几层一层注意力」只属于混合架构：其他机制每一层都存 KV。",
         "note": "KV 元素按 DeepSeek-V2 表 1 数：MHA 每层 2 n_h d_h，GQA 2 n_g d_h，MQA 2 d_h，MLA d_c + d_h^R；"
                 "混合模型只有全注意力层存 KV，其余层每个请求存一份固定大小的递归状态（FP32）。元素按 BF16 存。"
                 "注意力的时间是屋顶线下限（峰值算力、满带宽）：每个缓存 token 每个查询头 4 d_h 次运算；"
@@ -91,6 +94,11 @@ TEXT = {
         "unit.tokens": "{value} tokens",
         "memory": "Batch {batch} does not fit: this memory holds at most {max_requests} such requests.",
         "uneven": "{q_heads} query heads do not split into {kv_heads} equal groups: real models pick a divisor.",
+        "heads_fixed": "MHA has one K/V head per query head and MQA one in all: the mechanism sets the K/V heads, so "
+                       "this control does nothing here.",
+        "latent_unused": "The latent and RoPE key widths belong to MLA only.",
+        "every_unused": "Attention every N layers belongs to the hybrid only: every other mechanism keeps KV in every "
+                        "layer.",
         "note": "KV elements are counted as in DeepSeek-V2's Table 1: per layer, MHA 2 n_h d_h, GQA 2 n_g d_h, MQA "
                 "2 d_h, MLA d_c + d_h^R; a hybrid keeps KV only in its full-attention layers, and a fixed-size "
                 "recurrent state (FP32) per request in the others. Elements are stored in BF16. The time is a "
@@ -134,6 +142,9 @@ WIDGET = Widget(
         Controls(),
         Flag("memory"),
         Flag("uneven", tone="note"),
+        Flag("heads_fixed", tone="note", controls=("kv_heads",)),
+        Flag("latent_unused", tone="note", controls=("latent_dim", "rope_dim")),
+        Flag("every_unused", tone="note", controls=("attention_every",)),
         Svg("heads", label="diagram"),
         Readouts("kv_per_layer", "kv_elements", "kv_bytes_per_token", "share_of_mha", "kv_bytes_per_request",
                  "state_bytes_per_request", Readout("break_even_tokens"), "max_requests", "attention_ms"),
@@ -179,7 +190,9 @@ def render(state) -> dict:
                         + (f" + {fmt_bytes(state_bytes)}" if state_bytes else "") + f") = {fmt_grouped(fit)}",
     }
     flags = {"memory": s["batch"] > fit,
-             "uneven": d.mechanism in ("gqa", "hybrid") and d.q_heads % d.kv_heads_per_layer != 0}
+             "uneven": d.mechanism in ("gqa", "hybrid") and d.q_heads % d.kv_heads_per_layer != 0,
+             "heads_fixed": s["mechanism"] in ("mha", "mqa"), "latent_unused": s["mechanism"] != "mla",
+             "every_unused": s["mechanism"] != "hybrid"}
     return view(s, outputs, svg={"heads": heads_diagram(d, s["lang"])}, flags=flags, derivations=derivations)
 
 

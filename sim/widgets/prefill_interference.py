@@ -172,6 +172,7 @@ WIDGET = Widget(
     ),
     layout=(
         Controls(),
+        choices.no_state_note(),
         Flag("capacity"),
         Readouts("decode_ms", "step_ms", Readout("stall_ms", note="stall_ratio"), "ttft_ms", "prefill_alone_ms",
                  "overhead_ms", "steps", "free_chunk"),
@@ -214,7 +215,8 @@ def render(state) -> dict:
         **capacity.outputs(weights, hw),
     }
     below = r.steps[0].chunk <= r.free_chunk
-    flags = {"capacity": not capacity.fits(weights, hw), "nearly_free": chunk > 0 and below and len(r.steps) > 1,
+    flags = {"capacity": not capacity.fits(weights, hw), "no_state": choices.no_state(m),
+             "nearly_free": chunk > 0 and below and len(r.steps) > 1,
              "past_ridge": not below}
 
     def whole_terms(st: interference.Step, batch: int, context: int) -> str:

@@ -51,6 +51,7 @@ TEXT = {
         "no_fp8": "{gpu} 没有 FP8 张量核：FP8 权重只能先还原成 16 位再乘（vLLM 在 Ampere 上的做法），"
                   "和 INT8 一样只省读字节。",
         "past_ridge": "batch {batch} 已过这个格式的拐点 {ridge_batch}：矩阵乘变成算力受限，少读的字节不再换来时间。",
+        "dequant_unused": "KV 是 BF16 时没有反量化：融合与否对它不起作用。",
         "unfused": "反量化没融合进注意力：注意力读的仍是 BF16 的副本，这一步不会因为 KV 变小而变快，"
                    "只是放得下更多请求。",
         "note": "每一步都是屋顶线下限：峰值算力、满带宽，每个算子各自取界再相加。量化的是解码层里的矩阵乘权重；"
@@ -108,6 +109,7 @@ TEXT = {
                   "does on Ampere), so like INT8 they only save bytes.",
         "past_ridge": "Batch {batch} is past this format's ridge at {ridge_batch}: the matmuls are compute-bound, and "
                       "fewer bytes read no longer buy time.",
+        "dequant_unused": "BF16 KV needs no dequantisation: fused or not makes no difference to it.",
         "unfused": "Dequantisation is not fused into attention: attention still reads a BF16 copy, so the step gets no "
                    "faster from the smaller KV; only more requests fit.",
         "note": "Every step is a roofline lower bound: peak compute, full bandwidth, each operation bounded on its own "
@@ -147,6 +149,7 @@ WIDGET = Widget(
         Flag("no_fp8", tone="note"),
         Flag("past_ridge", tone="note"),
         Flag("unfused", tone="note"),
+        Flag("dequant_unused", tone="note", controls=("kv_dequant",)),
         Readouts("step_ms", "bf16_step_ms", "speedup_vs_bf16", "tokens_per_s", "bits_per_weight", "weights_gb",
                  "resident_gb", "kv_per_token", "kv_read_gb", "ridge_batch", "max_requests",
                  "fits"),
@@ -210,6 +213,7 @@ def render(state) -> dict:
         "no_fp8": w == "fp8" and hw.fp8_peak_flops_per_s is None,
         "past_ridge": w != "bf16" and b >= ridge,
         "unfused": f["kv"] != "bf16" and not f["kv_fused"],
+        "dequant_unused": f["kv"] == "bf16",
     }
     return view(s, outputs, figures={"curve": curve_figure(m, hw, s, f)}, flags=flags, derivations=derivations)
 

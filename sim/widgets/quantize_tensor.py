@@ -104,7 +104,7 @@ WIDGET = Widget(
     ),
     layout=(
         Controls(),
-        Flag("group_unused", tone="note"),
+        Flag("group_unused", tone="note", controls=("group_size",)),
         Readouts("bits_per_weight", "rms_error", "max_error", "output_error", "salient_error", "levels",
                  "alpha"),
         Figure("figure"),

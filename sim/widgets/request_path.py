@@ -172,7 +172,7 @@ WIDGET = Widget(
         choices.model(),
         choices.state_dtype(),
     ),
-    layout=(Flag("capacity"),),
+    layout=(Flag("capacity"), choices.no_state_note()),
 )
 
 
@@ -202,7 +202,8 @@ def render(state) -> dict:
         "step_ms": cell["ms_how"],
         "decode_ms": step_time_derivation(facts.decode, facts.hw),
     }
-    return view(s, outputs, flags={"capacity": not capacity.fits(resident, facts.hw)}, derivations=derivations)
+    flags = {"capacity": not capacity.fits(resident, facts.hw), "no_state": choices.no_state(facts.m)}
+    return view(s, outputs, flags=flags, derivations=derivations)
 
 
 @dataclass(frozen=True)

@@ -136,6 +136,7 @@ WIDGET = Widget(
     ),
     layout=(
         Controls(),
+        choices.no_state_note(),
         Readouts(
             Readout("prefill_ms", note="prefill_bound"), "prefill_intensity",
             Readout("decode_ms", note="decode_bound"), "decode_intensity",
@@ -235,7 +236,7 @@ def render(state) -> dict:
         outputs,
         figures={"roofline": _figure(hw, pre, dec, s)},
         svg={"ops": _op_bars(pre, dec, s), "bytes": _byte_bars(pre, dec, s)},
-        flags={"capacity": not weights_fit, "overflow": weights_fit and s["B"] > fits},
+        flags={"capacity": not weights_fit, "overflow": weights_fit and s["B"] > fits, "no_state": choices.no_state(m)},
         derivations=derivations,
     )
 

@@ -38,6 +38,7 @@ TEXT = {
         "unit.bits": "比特",
         "greedy": "温度为 0：贪心，每次都取概率最高的那个 token，截断设置不起作用。",
         "off": "没有任何截断：从整个词表按温度调整后的分布采样。",
+        "order_same": "在这组设置下，三种先后顺序得到的分布完全一样：顺序在这里不起作用。",
         "long_tail": "排在第 20 名之后的 token 每个都微不足道，合起来却占了 {rest_share} 的概率："
                      "抽样时落到它们身上并不稀奇。",
         "note": "合成分布：词表大小取锚点模型的 {vocab} 个 token；第 r 名的 logit 按类 Zipf 规律随 r 下降，"
@@ -82,6 +83,8 @@ TEXT = {
         "unit.bits": "bits",
         "greedy": "Temperature 0 is greedy: the top token every time, and the truncation settings do nothing.",
         "off": "No truncation: the draws come from the whole vocabulary at this temperature.",
+        "order_same": "At these settings the three orders give exactly the same distribution: the order does nothing "
+                      "here.",
         "long_tail": "Tokens ranked below 20th are each negligible, yet together they hold {rest_share}: a draw "
                      "landing among them is no rare event.",
         "note": "A synthetic distribution over the anchor's vocabulary of {vocab} tokens: the logit of rank r falls "
@@ -122,6 +125,7 @@ WIDGET = Widget(
         Controls(),
         Flag("greedy", tone="note"),
         Flag("off", tone="note"),
+        Flag("order_same", tone="note", controls=("order",)),
         Readouts("kept_tokens", "kept_mass", "entropy_bits", "top_probability", "rest_share"),
         Flag("long_tail", tone="note"),
         Figure("figure"),
@@ -157,6 +161,9 @@ def render(state) -> dict:
     flags = {
         "greedy": s["temperature"] == 0,
         "off": s["temperature"] > 0 and s["top_k"] == 0 and s["top_p"] == 1 and s["min_p"] == 0,
+        "order_same": all(sampling.distribution(s["distribution"], s["temperature"], s["top_k"], s["top_p"],
+                                                s["min_p"], order).same_as(after)
+                          for order in sampling.ORDERS if order != s["order"]),
         "long_tail": rest >= LONG_TAIL,
     }
     return view(s, outputs, figures={"figure": figure(model, after, drawn, s["samples"], s["lang"])}, flags=flags,

@@ -228,8 +228,8 @@ WIDGET = Widget(
         Flag("behind"),
         Flag("meets", tone="note"),
         Flag("misses"),
-        Flag("colocated_gpus", tone="note"),
-        Flag("budget_unused", tone="note"),
+        Flag("colocated_gpus", tone="note", controls=("prefill_gpus", "decode_gpus", "link")),
+        Flag("budget_unused", tone="note", controls=("token_budget",)),
         Flag("no_goodput"),
         Readouts(
             "ttft_p50_ms", "ttft_p90_ms", "tpot_p50_ms", "tpot_p90_ms", "throughput_tokens_per_s", "attainment",
@@ -330,9 +330,8 @@ def render(state) -> dict:
         "behind": not run.keeps_up,
         "meets": run.keeps_up and attainment >= goal,
         "misses": run.keeps_up and attainment < goal,
-        "colocated_gpus": s["policy"] != "disaggregated" and (s["prefill_gpus"], s["decode_gpus"], s["link"]) != (
-            1, 1, "nvlink"),
-        "budget_unused": s["policy"] == "prefill-first" and int(s["token_budget"]) != slo.DEFAULT_TOKEN_BUDGET,
+        "colocated_gpus": s["policy"] != "disaggregated",
+        "budget_unused": s["policy"] == "prefill-first",
         "no_goodput": good.run is None,
     })
     bars = svg.responsive(_bars(run, ttft_slo, tpot_slo, s["lang"], WIDTH, LABEL),

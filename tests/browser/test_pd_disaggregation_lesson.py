@@ -129,10 +129,20 @@ def test_slo_serving_answers_a_policy_a_rate_and_a_target_as_cpython_does(site_p
         return view
 
     start = check()
+    # Colocated, the GPU split and the link do nothing: marked, and pointing at the note that says why.
+    link, note = widget.locator('[data-param="link"]'), widget.locator('[data-flag="colocated_gpus"]')
+    expect(link).to_have_attribute("data-inert", "")
+    expect(note).to_be_visible()
+    expect(link).to_have_attribute("aria-describedby", note.get_attribute("id"))
+    expect(widget.locator('[data-param="decode_gpus"] input[type="number"]')).to_have_attribute(
+        "aria-describedby", note.get_attribute("id"))
     # Prefill and decode apart over a 25 Gbit/s network: the KV transfer appears, and counts in TPOT.
     choose(widget.locator('[data-param="policy"] input[type="radio"][value="disaggregated"]'))
     choose(widget.locator('[data-param="link"] input[type="radio"][value="25gbps"]'))
     apart = check(policy="disaggregated", link="25gbps")
+    expect(link).not_to_have_attribute("data-inert", "")
+    expect(link).not_to_have_attribute("aria-describedby", note.get_attribute("id"))
+    expect(note).to_be_hidden()
     assert start["outputs"]["kv_transfer_ms"]["value"] == 0 < apart["outputs"]["kv_transfer_ms"]["value"]
     assert apart["outputs"]["gpus"]["value"] == 2
     # A tighter TPOT target than the run's p90: fewer requests meet it, and the bars say which miss.

@@ -41,7 +41,7 @@ def test_default_is_32_requests_of_4096_tokens_on_an_h100():
     assert view["outputs"]["per_request_tokens_per_s"]["text"] == "48.2 tok/s"
     assert view["outputs"]["weights_share"]["text"] == "73.7%"
     assert view["outputs"]["bound"] == {"value": 0, "text": "带宽受限"}
-    assert view["flags"] == {"capacity": False, "over_capacity": False}
+    assert view["flags"] == {"capacity": False, "over_capacity": False, "no_state": False}
 
 
 def test_step_time_is_the_sum_over_operations_with_the_overlapped_bound_beside():
@@ -200,18 +200,18 @@ def test_capacity_flag_when_the_weights_alone_do_not_fit():
     # not the capacity one); 0.66 x = 56,443,734,589.44 B holds it and two requests
     # ((56,443,734,589.44 - 55,562,855,904) / 419,430,400 = 2.10).
     short = render({"memory_fraction": 0.64})
-    assert short["flags"] == {"capacity": True, "over_capacity": False}
+    assert short["flags"] == {"capacity": True, "over_capacity": False, "no_state": False}
     assert short["outputs"]["max_batch"]["value"] == 0
     assert short["outputs"]["gpus_needed"] == {"value": 2, "text": "2"}
     assert short["outputs"]["usable_memory"]["text"] == "54.73 GB"
     assert short["outputs"]["weights_total"]["text"] == "55.56 GB"
     assert short["outputs"]["critical_where"]["text"] == "超出图的范围（B ≤ 256）"
     just = render({"memory_fraction": 0.65, "B": 1})
-    assert just["flags"] == {"capacity": False, "over_capacity": True}
+    assert just["flags"] == {"capacity": False, "over_capacity": True, "no_state": False}
     assert just["outputs"]["max_batch"]["value"] == 0
     assert just["outputs"]["gpus_needed"]["value"] == 1
     enough = render({"memory_fraction": 0.66, "B": 2})
-    assert enough["flags"] == {"capacity": False, "over_capacity": False}
+    assert enough["flags"] == {"capacity": False, "over_capacity": False, "no_state": False}
     assert enough["outputs"]["max_batch"]["value"] == 2
     assert render({"memory_fraction": 0.5, "hardware": "a100-sxm-80gb"})["outputs"]["gpus_needed"]["value"] == 2
 
@@ -222,7 +222,8 @@ def test_no_request_fits_at_all():
     # 0.92 x 85,520,809,984 B = 78.68 GB.
     view = render({"model": "llama-2-7b", "context": 131072, "B": 1, "memory_fraction": 0.92})
     assert view["outputs"]["max_batch"]["value"] == 0
-    assert view["flags"] == {"capacity": False, "over_capacity": True}  # the weights fit, one request's KV does not
+    # the weights fit, one request's KV does not; Llama-2-7B keeps no recurrent state
+    assert view["flags"] == {"capacity": False, "over_capacity": True, "no_state": True}
     layout = view["figures"]["throughput"]["layout"]
     assert layout["shapes"][0]["x0"] == 0
     assert all(row[3] == "放不下" for row in table_rows(view).values())

@@ -41,7 +41,7 @@ def test_default_view_is_the_anchor_whole_prompt_stalling_the_batch():
     assert out["ttft_ms"]["value"] == out["step_ms"]["value"] == out["stall_ms"]["value"]
     assert out["overhead_ms"] == {"value": 0, "text": "0 ms"}
     assert out["steps"]["value"] == 1
-    assert v["flags"] == {"capacity": False, "nearly_free": False, "past_ridge": True}
+    assert v["flags"] == {"capacity": False, "no_state": False, "nearly_free": False, "past_ridge": True}
     assert out["stall_ratio"]["value"] > 5
 
 

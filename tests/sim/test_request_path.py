@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim import presets, request, widgets
+from sim import cache, presets, request, widgets
 from sim.kit import Flag
 from sim.widgets import request_path
 from tests.sim.test_widgets import check_view
@@ -199,18 +199,19 @@ def test_a_model_without_state_says_so():
 
 def test_capacity_flag_is_in_the_view_and_off_for_every_preset():
     view = widgets.render("request-path", {})
-    assert view["flags"] == {"capacity": False}
+    assert view["flags"] == {"capacity": False, "no_state": False}
     out = view["outputs"]
     assert out["weights_total"] == {"value": 55.5629, "text": "55.56 GB"}  # the whole checkpoint, 55,562,855,904 B
     # the H100 as the device reports it: 81,559 MiB = 85,520,809,984 B
     assert out["usable_memory"] == {"value": 85.5208, "text": "85.52 GB"}
     assert out["gpus_needed"] == {"value": 1, "text": "1"}
     for hw, model in itertools.product(presets.hardware_keys(), presets.model_keys()):
-        assert widgets.render("request-path", {"hardware": hw, "model": model})["flags"] == {"capacity": False}
+        flags = widgets.render("request-path", {"hardware": hw, "model": model})["flags"]
+        assert flags == {"capacity": False, "no_state": cache.state_bytes_per_request(presets.model(model)) == 0}
 
 
 def test_capacity_flag_is_the_layout_the_template_draws():
-    assert request_path.WIDGET.layout == (Flag("capacity"),)
+    assert request_path.WIDGET.layout == (Flag("capacity"), Flag("no_state", tone="note", controls=("state_dtype",)))
 
 
 def test_unknown_step_falls_back_to_the_default():

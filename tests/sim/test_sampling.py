@@ -357,7 +357,7 @@ def test_the_sampling_widgets_default_is_the_untouched_peaked_distribution():
     assert out["kept_tokens"] == {"value": V, "text": "248,320"} and out["kept_mass"]["text"] == "100%"
     assert out["top_probability"]["value"] == pytest.approx(r.top_probability, rel=1e-5)
     assert out["entropy_bits"]["value"] == pytest.approx(r.entropy_bits, rel=1e-5)
-    assert v["flags"] == {"greedy": False, "off": True, "long_tail": False}
+    assert v["flags"] == {"greedy": False, "off": True, "order_same": True, "long_tail": False}
     bars = v["figures"]["figure"]["data"]
     assert [len(b["y"]) for b in bars] == [21, 21, 21] and bars[0]["x"][-1] == "rest"
     assert sum(bars[2]["y"]) == pytest.approx(1, abs=1e-4)

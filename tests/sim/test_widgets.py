@@ -6,7 +6,7 @@ import pytest
 
 from sim import widgets
 from sim.kit import config_problems
-from sim.kit.controls import Range, coerce_state
+from sim.kit.controls import Range, Select, coerce_state
 from sim.widgets import roofline as roofline_widget
 
 VIEW_KEYS = {"schema", "state", "outputs", "figures", "svg", "flags", "derivations"}
@@ -56,7 +56,7 @@ def test_roofline_default_view_matches_the_running_example():
     check_view(view)
     assert view["outputs"]["decode_ms"] == {"value": 15.3881, "text": "15.39 ms"}
     assert view["outputs"]["prefill_ms"]["text"] == "15.34 ms"
-    assert view["flags"] == {"capacity": False, "overflow": False}
+    assert view["flags"] == {"capacity": False, "overflow": False, "no_state": False}
 
 
 def test_roofline_overflow_flag_turns_on_past_max_batch():
@@ -65,7 +65,7 @@ def test_roofline_overflow_flag_turns_on_past_max_batch():
     at = widgets.render("roofline", {"B": 71, "context": 4096})
     past = widgets.render("roofline", {"B": 72, "context": 4096})
     assert at["outputs"]["max_batch"]["value"] == 71 and not at["flags"]["overflow"]
-    assert past["flags"] == {"capacity": False, "overflow": True}
+    assert past["flags"] == {"capacity": False, "overflow": True, "no_state": False}
     assert at["outputs"]["tokens_per_s"]["text"] == "2,592 tok/s"
 
 
@@ -194,7 +194,7 @@ def test_roofline_capacity_flag_when_the_weights_alone_do_not_fit():
             assert not widgets.render("roofline", {"hardware": gpu, "model": model})["flags"]["capacity"]
     # A100 at half its memory: 0.5 x 85,899,345,920 B = 42.95 GB < 55.56 GB of checkpoint, 2 such GPUs to hold it.
     view = widgets.render("roofline", {"hardware": "a100-sxm-80gb", "memory_fraction": 0.5})
-    assert view["flags"] == {"capacity": True, "overflow": False}
+    assert view["flags"] == {"capacity": True, "overflow": False, "no_state": False}
     assert view["outputs"]["gpus_needed"]["value"] == 2
     assert view["outputs"]["usable_memory"]["text"] == "42.95 GB"
     assert view["outputs"]["max_batch"]["value"] == 0
@@ -318,3 +318,76 @@ def test_linear_slider_has_no_stops_its_position_is_its_value():
 def test_a_step_snaps_log_stops_too():
     r = Range("x", default=16, min=16, max=1_024, step=16, log=True)
     assert all(v % 16 == 0 for v in r.stops())
+
+
+# --- a control that changes nothing says so (sim/kit/layout.py Flag.controls) ------------------------------------
+
+# Controls that change nothing in some state here and no note marks yet, each with the reason it is left: the test
+# fails when one of them is marked or starts to count (take it off the list) and when a new one appears.
+UNMARKED = {
+    ("batching-timeline", "kv_policy"): "at the widget's batches every layout holds every request; a note should "
+                                        "say when memory does not bind, computed, not that the layout never applies",
+}
+
+
+def _annotations(widget) -> set[str]:
+    from builder.widgets import flags_of
+    return {f.name for f in flags_of(widget.layout) if f.controls}
+
+
+def _shown(view: dict, annotations: set[str]) -> dict:
+    """What a student sees change: every output, figure, diagram and derivation, and the flags but the notes that
+    mark controls (which a move of such a control may turn on)."""
+    return {"outputs": view["outputs"], "figures": view["figures"], "svg": view["svg"],
+            "derivations": view["derivations"],
+            "flags": {k: v for k, v in view["flags"].items() if k not in annotations}}
+
+
+def _states(widget) -> list[dict]:
+    """The default state, and each menu or row of buttons of up to six options at each other option (a slow
+    widget: its first control's only)."""
+    selects = [c for c in widget.controls if isinstance(c, Select) and len(c.options) <= 6]
+    if widget.slow:
+        selects = [c for c in selects if c is widget.controls[0]]
+    return [{}] + [{c.name: o} for c in selects for o in c.options if o != c.default]
+
+
+@pytest.mark.parametrize("name", widgets.names())
+def test_a_control_that_changes_nothing_is_marked_by_a_note_that_says_why(name):
+    module = widgets.load(name)
+    annotations = _annotations(module.WIDGET)
+    unmarked = set()
+    for start in _states(module.WIDGET):
+        base = widgets.render(name, start)
+        state = base["state"]
+        marked = {c for f in flags_of_on(module.WIDGET, base) for c in f.controls}
+        for c in module.WIDGET.controls:
+            others = ([o for o in c.options if o != state[c.name]] if isinstance(c, Select)
+                      else [v for v in (c.min, c.max) if v != state[c.name]] if isinstance(c, Range) else [])
+            if not others or c.name in marked:
+                continue
+            if all(_shown(widgets.render(name, {**state, c.name: v, "changed": c.name}), annotations)
+                   == _shown(base, annotations) for v in others):
+                unmarked.add(c.name)
+    assert unmarked == {c for (w, c) in UNMARKED if w == name}, (
+        f"{name}: these controls change nothing in some state and no note says so; give the widget a "
+        "Flag(..., tone='note', controls=(...)) that is on in those states")
+
+
+def flags_of_on(widget, view: dict):
+    from builder.widgets import flags_of
+    return [f for f in flags_of(widget.layout) if f.controls and view["flags"].get(f.name)]
+
+
+def test_a_note_marks_only_controls_the_widget_has_and_only_while_it_is_on():
+    from builder.widgets import DeclarationError, inert_controls
+    from sim.kit import Widget
+    from sim.kit.layout import Flag
+    controls = (Select("a", "x", ("x", "y")), Range("b", 1, 1, 9))
+    widget = Widget(controls, (Flag("note", tone="note", controls=("b",)),))
+    assert inert_controls(widget, {"flags": {"note": True}}) == {"b": "note"}
+    assert inert_controls(widget, {"flags": {"note": False}}) == {}
+    with pytest.raises(DeclarationError, match="names control 'c', which the widget does not have"):
+        inert_controls(Widget(controls, (Flag("note", tone="note", controls=("c",)),)), {"flags": {"note": True}})
+    with pytest.raises(DeclarationError, match="make it tone='note'"):
+        inert_controls(Widget(controls, (Flag("warn", controls=("b",)),)), {"flags": {"warn": True}})

@@ -206,6 +206,13 @@ export class Widget {
     for (const [name, on] of Object.entries(view.flags)) {
       for (const element of this.section.querySelectorAll(`[data-flag="${name}"]`)) element.hidden = !on;
     }
+    // A note naming controls that do not apply while it is shown marks them, and they point to it (kit Flag.controls).
+    for (const note of this.section.querySelectorAll("[data-inert-controls]")) {
+      for (const name of note.dataset.inertControls.split(" ")) {
+        const control = this.section.querySelector(`[data-param="${name}"]`);
+        if (control) markInert(control, note.hidden ? null : note.id);
+      }
+    }
     for (const [id, markup] of Object.entries(view.svg)) {
       // Re-parsing a diagram costs more than comparing its markup; most moves leave some unchanged.
       const element = this.section.querySelector(`[data-svg="${id}"]`);
@@ -325,5 +332,15 @@ export class Widget {
     this.statusText.textContent = this.text.error;
     this.statusText.parentElement.hidden = false;
     console.warn(`inferlab: ${this.id}: ${error.message}`);
+  }
+}
+
+// Mark a control as one that does not apply (noteId: the note saying why) or as one that does (null).
+function markInert(control, noteId) {
+  control.toggleAttribute("data-inert", noteId !== null);
+  const described = control.matches("fieldset") ? [control] : control.querySelectorAll("input, select");
+  for (const element of described) {
+    if (noteId === null) element.removeAttribute("aria-describedby");
+    else element.setAttribute("aria-describedby", noteId);
   }
 }
