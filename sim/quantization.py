@@ -1,6 +1,6 @@
-"""Quantisation: fewer bits per weight and per KV element, the error that costs, and what decode gains.
+"""Quantization: fewer bits per weight and per KV element, the error that costs, and what decode gains.
 
-The quantiser (widget quantize-tensor):
+The quantizer (widget quantize-tensor):
 - Round-to-nearest onto a grid with one scale per group of consecutive weights along a row (an output channel):
   granularity "tensor" (the whole tensor one group), "channel" (one group per row) or "group" (`group_size` weights).
 - Integer formats are asymmetric, as GPTQ's and AWQ's 4-bit checkpoints are: a group's [min, max] is cut into
@@ -9,7 +9,7 @@ The quantiser (widget quantize-tensor):
 - FP8 formats are symmetric: a group's largest magnitude is scaled onto the format's largest value (one FP16 scale
   per group, no zero point), then each weight rounds to the nearest FP8 number, ties to even. E4M3 is OCP's E4M3FN,
   the FP8 paper's (Micikevicius et al. 2022) and vLLM's FP8 W8A8 page's: no infinities, one NaN pattern, largest
-  value 448. The E4M3FNUZ variant of some AMD parts (largest 240, the figure vLLM's quantised-KV page gives) is not
+  value 448. The E4M3FNUZ variant of some AMD parts (largest 240, the figure vLLM's quantized-KV page gives) is not
   modelled. E5M2 keeps IEEE's infinities and NaNs, largest 57,344.
 - AWQ-style scaling (Lin et al. 2024, §3.2): input channel j is multiplied by s_j = a_j^alpha before rounding and
   divided by it after (in a real model the division is folded into the previous operation), a_j being the channel's
@@ -24,25 +24,25 @@ Decode with fewer bytes (widget quant-roofline): the per-operation roofline of s
 and peaks.
 - Weights: the decoder layers' matmul weights are in the format. The LM head stays in BF16, and so do the embedding,
   the norms, the MTP layer and the vision tower: GPTQ keeps the embeddings and the output layer in FP16 (§5), and
-  quantised checkpoints leave lm_head unquantised.
+  quantized checkpoints leave lm_head unquantized.
   - bf16: 2 bytes per weight, multiplied at the BF16 peak.
   - fp8 (W8A8): 1 byte; on a GPU with FP8 tensor cores the decoder layers' matmuls run at its FP8 peak (the
-    activations are quantised to FP8 per token, counted as free) and the LM head, kept in BF16, at the BF16 peak.
+    activations are quantized to FP8 per token, counted as free) and the LM head, kept in BF16, at the BF16 peak.
     A GPU without them (A100) runs FP8 weights weight-only, widened to 16 bits (vLLM's FP8 Marlin), like int8.
   - int8 (W8A16) and int4 (W4A16): weight-only; each weight is widened to BF16 in registers and multiplied at the
     BF16 peak, which is why past the ridge they gain nothing (AutoAWQ's README; GPTQ §6).
   The per-channel scales of fp8 and int8 (one per 5,120-wide row, 0.003 bits per weight) are left out; int4's group
   scales and zero points are counted: 4 + 20 / group_size bits per weight.
-- Dequantisation: a weight-only format pays DEQUANT_FLOPS_PER_WEIGHT operations per quantised weight per step, at
+- Dequantization: a weight-only format pays DEQUANT_FLOPS_PER_WEIGHT operations per quantized weight per step, at
   the BF16 peak, inside the matmul kernel (OUR CHOICE of a stand-in: unpack, subtract the zero point, multiply by the
   scale; real kernels do it on other units, overlapped with the loads). It matters only once the matmuls are
   compute-bound, and there it is 2 / B of the arithmetic at batch B.
 - KV: bf16, 2 bytes per element; fp8, 1 byte (one scale per tensor); int2, KIVI-style: 2 bits plus an FP16 scale and
   an FP16 zero point per group of 32 elements, 3 bits per element, with each request's newest 32 tokens kept in BF16
   (KIVI's example.py: group_size 32, residual_length 32). The attention kernel reads the KV in its stored format when
-  dequantisation is fused into it (`kv_fused`); when it is not, it reads a BF16 copy, so the step is no faster though
-  twice the requests fit (vLLM's quantised-KV page at v0.11.2: FP8 KV "primarily benefits throughput", with "no
-  latency improvements" as dequantisation was not yet fused). The pass that writes that copy is not counted.
+  dequantization is fused into it (`kv_fused`); when it is not, it reads a BF16 copy, so the step is no faster though
+  twice the requests fit (vLLM's quantized-KV page at v0.11.2: FP8 KV "primarily benefits throughput", with "no
+  latency improvements" as dequantization was not yet fused). The pass that writes that copy is not counted.
 - The recurrent state stays in FP32, as in every lesson.
 """
 
@@ -59,7 +59,7 @@ from sim import feasibility, model_size, roofline
 from sim.presets import Hardware, Model
 from sim.validate import check_choice, check_int
 
-# --- the quantiser -----------------------------------------------------------------------------------------------
+# --- the quantizer -----------------------------------------------------------------------------------------------
 
 TENSOR_FORMATS = ("int8", "int4", "fp8-e4m3", "fp8-e5m2")
 GRANULARITIES = ("tensor", "channel", "group")
@@ -139,7 +139,7 @@ def int_bits(fmt: str) -> int:
 
 
 def quantize_group(values: list[float], fmt: str) -> list[float]:
-    """One group of values rounded onto its own grid and read back (the dequantised values)."""
+    """One group of values rounded onto its own grid and read back (the dequantized values)."""
     if fmt in FLOAT_FORMATS:
         amax = max(abs(v) for v in values)
         if amax == 0:
@@ -161,7 +161,7 @@ def group_width(granularity: str, group_size: int, cols: int) -> int:
 
 
 def quantize_rows(rows: list[list[float]], fmt: str, granularity: str, group_size: int) -> list[list[float]]:
-    """Every row quantised with the granularity's groups: the whole tensor, each row, or each run of group_size."""
+    """Every row quantized with the granularity's groups: the whole tensor, each row, or each run of group_size."""
     if granularity == "tensor":
         flat = quantize_group([v for row in rows for v in row], fmt)
         cols = len(rows[0])
@@ -209,7 +209,7 @@ def synthetic_tensor(seed: str = TENSOR_SEED) -> Tensor:
 
 @dataclass(frozen=True)
 class Quantized:
-    """A tensor quantised one way, and what that costs."""
+    """A tensor quantized one way, and what that costs."""
 
     original: tuple[tuple[float, ...], ...]
     dequantized: tuple[tuple[float, ...], ...]
@@ -248,7 +248,7 @@ class _OutputError:
 
 def _scaled_round_trip(tensor: Tensor, fmt: str, granularity: str, group_size: int, alpha: float):
     """AWQ's transform: scale the input channels by s_j = a_j^alpha (normalised as AWQ does, by sqrt(max * min)),
-    quantise, and divide the scale back out."""
+    quantize, and divide the scale back out."""
     s = [a ** alpha for a in tensor.activations]
     norm = math.sqrt(max(s) * min(s))
     s = [v / norm for v in s]
@@ -259,7 +259,7 @@ def _scaled_round_trip(tensor: Tensor, fmt: str, granularity: str, group_size: i
 @lru_cache(maxsize=64)  # pure and a few milliseconds (AWQ's search: eleven), asked again by prose and by every view
 def quantize_tensor(fmt: str, granularity: str, group_size: int = 128, awq: bool = False,
                     tensor: Tensor | None = None) -> Quantized:
-    """The synthetic tensor (or `tensor`) quantised in `fmt` at `granularity`, with AWQ's scale search if `awq`."""
+    """The synthetic tensor (or `tensor`) quantized in `fmt` at `granularity`, with AWQ's scale search if `awq`."""
     check_choice("format", fmt, TENSOR_FORMATS)
     check_choice("granularity", granularity, GRANULARITIES)
     check_size(group_size, GROUP_SIZES)
@@ -294,7 +294,7 @@ HEAD_BYTES_PER_PARAM = 2  # the LM head (and everything outside the decoder laye
 
 
 def weight_bits(weights: str, group_size: int = 128) -> float:
-    """Bits per quantised weight, int4's group scale and zero point included (see the docstring)."""
+    """Bits per quantized weight, int4's group scale and zero point included (see the docstring)."""
     check_choice("weights", weights, WEIGHT_FORMATS)
     if weights == "int4":
         return WEIGHT_BITS["int4"] + scale_overhead_bits(WEIGHT_BITS["int4"],
@@ -314,7 +314,7 @@ def matmul_weight_bytes(m: Model, weights: str = "bf16", group_size: int = 128) 
 
 
 def resident_weight_bytes(m: Model, weights: str = "bf16", group_size: int = 128) -> float:
-    """The checkpoint in memory: the quantised layers plus everything else at BF16."""
+    """The checkpoint in memory: the quantized layers plus everything else at BF16."""
     rest = model_size.resident_params(m) - quantized_params(m)
     return quantized_params(m) * weight_bits(weights, group_size) / 8 + rest * HEAD_BYTES_PER_PARAM
 

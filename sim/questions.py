@@ -628,11 +628,11 @@ TEXT = {
             "{mistake:.0f}× is 16 bits ÷ 4 bits, which only a step bound by its bytes could come near. Batch {batch} "
             "is past INT4's ridge at {ridge}, and BF16 arithmetic sets INT4's time: {value:.2f}×.",
         "fp8-kv-unfused-llama":
-            "dequantisation is not fused into attention, so attention reads a BF16 copy: only capacity changes, from "
+            "dequantization is not fused into attention, so attention reads a BF16 copy: only capacity changes, from "
             "{bf16_fit} requests that fit to {fp8_fit}; the step reads as many bytes as with BF16 KV: "
             "{bf16_ms:.2f} ms ÷ {unfused_ms:.2f} ms = {value:.2f}×",
         "fp8-kv-unfused-llama.mistake.fused":
-            "{mistake:.2f}× is the speed-up with dequantisation fused into the attention kernel, which then reads FP8 "
+            "{mistake:.2f}× is the speed-up with dequantization fused into the attention kernel, which then reads FP8 "
             "and half the KV bytes. Unfused, it reads the widened BF16 copy, and the step is no faster: {value:.2f}× "
             "(vLLM's docs said FP8 KV brought \"no latency improvements\" then, mainly room for more requests).",
         "fp8-kv-unfused-llama.mistake.halves":
@@ -644,7 +644,7 @@ TEXT = {
             "{growth:.0%} higher; at the same 3 bits OPT-175B goes only from {big_fp16:.2f} to {big_3bit:.2f}",
         "gptq-opt125m-3bit.mistake.uniform":
             "{mistake:.2f} carries 175B's loss ({big_fp16:.2f} → {big_3bit:.2f}, {big_growth:.0%} higher) over to "
-            "125M. GPTQ found larger models generally easier to quantise (§5), and the small one loses far more: it "
+            "125M. GPTQ found larger models generally easier to quantize (§5), and the small one loses far more: it "
             "measured {value:.2f}.",
         "kv-per-token-qwen3-32b":
             "2 (K and V) × {layers} layers × {kv_heads} K/V heads × {head_dim} × {element} bytes = {value:.1f} KB",

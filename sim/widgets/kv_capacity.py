@@ -66,6 +66,7 @@ TEXT = {
         "unit.layers": "层",
         "unit.heads": "KV 头",
         "unit.params": "参数",
+        "unit.tokens": "token",
         "weights_as_entered": "填写的 {gb} GB",
         "share.weights": "权重",
         "share.kv": "KV cache",
@@ -104,6 +105,7 @@ TEXT = {
         "unit.layers": "layers",
         "unit.heads": "KV heads",
         "unit.params": "params",
+        "unit.tokens": "tokens",
         "weights_as_entered": "{gb} GB as entered",
         "share.weights": "Weights",
         "share.kv": "KV cache",
@@ -178,8 +180,8 @@ def render(state) -> dict:
     derivations = {
         "kv_per_token": f"2 × {s['layers']} {t['unit.layers']} × {s['kv_heads']} {t['unit.heads']} × {s['head_dim']} "
                         f"× {element} B = {fmt_grouped(per_token)} B",
-        "kv_total": f"{fmt_grouped(per_token)} B × {s['tokens']:,} token × {s['batch']:,} = {fmt_grouped(kv)} B "
-                    f"≈ {fmt_bytes(kv)}",
+        "kv_total": f"{fmt_grouped(per_token)} B × {s['tokens']:,} {t['unit.tokens']} × {s['batch']:,} = "
+                    f"{fmt_grouped(kv)} B ≈ {fmt_bytes(kv)}",
         "state_total": f"{s['batch']:,} × {fmt_bytes(state_per_request)} = {fmt_bytes(states)}",
         "weights": f"{weights_how} = {fmt_bytes(weights)}",
         "usable_memory": f"{s['memory_fraction']:g} × {fmt_bytes(spec.memory_bytes)} = {fmt_bytes(usable)}",

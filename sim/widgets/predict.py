@@ -26,6 +26,8 @@ TEXT = {
         "title": "预测后检查",  # not shown: the section's aria-label (the lesson asks the question)
         "question": "问题",
         "guess": "你的预测",
+        "unit=bit": "比特",
+        "unit=tokens": "个 token",
         "check": "检查",
         "unanswered": "先写下你的预测，再按「检查」。",
         "correct": "对了！在允许误差之内。",
@@ -43,6 +45,8 @@ TEXT = {
         "title": "Predict, then check",
         "question": "Question",
         "guess": "Your prediction",
+        "unit=bit": "bits",
+        "unit=tokens": "tokens",
         "check": "Check",
         "unanswered": "Write down your prediction, then press Check.",
         "correct": "Right, within tolerance.",
@@ -67,11 +71,18 @@ WIDGET = Widget(
 )
 
 
+def unit_in(unit: str, t: dict) -> str:
+    """A question's unit in the page's words (TEXT "unit=SYMBOL") where they are not the symbol it is written
+    with in sim/questions.py."""
+    return t.get(f"unit={unit}", unit)
+
+
 def render(state) -> dict:
     s = WIDGET.coerce(state)
     t = TEXT[s["lang"]]
     question = QUESTIONS[s["question"]]
-    unit = output(0, question.unit)
+    words = unit_in(question.unit, t)
+    unit = output(0, words)
     if s["guess"] is None:
         outputs = {"verdict": output(0, t["unanswered"]), "expected": output(0, ""), "error": output(0, ""),
                    "mistake": output(-1, ""), "unit": unit}
@@ -83,15 +94,15 @@ def render(state) -> dict:
         verdict = grade.feedback
     elif grade.slip is not None:  # a unit slipped: say by how much, and what the box asks for
         high = grade.slip > 1
-        words = t[("slip_high" if high else "slip_low") + ("" if question.unit else "_count")]
-        verdict = words.format(factor=f"{round(grade.slip if high else 1 / grade.slip):,}", unit=question.unit)
+        slipped = t[("slip_high" if high else "slip_low") + ("" if question.unit else "_count")]
+        verdict = slipped.format(factor=f"{round(grade.slip if high else 1 / grade.slip):,}", unit=words)
     else:
         verdict = t["high"] if grade.error > 0 else t["low"]
     mistake = (output(grade.mistake, question.mistakes[grade.mistake].key) if grade.mistake is not None
                else output(-1, ""))
     outputs = {
         "verdict": output(int(grade.correct), verdict),
-        "expected": output(grade.answer.value, with_unit(figure(grade.answer.value, question.unit), question.unit)),
+        "expected": output(grade.answer.value, with_unit(figure(grade.answer.value, question.unit), words)),
         "error": output(grade.error, t["error"].format(error=signed_percent(grade.error, question.tolerance),
                                                        tolerance=percent_figure(question.tolerance))),
         "mistake": mistake,

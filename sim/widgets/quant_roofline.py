@@ -1,7 +1,7 @@
 """Decode with fewer bytes: one step's time in each weight and KV format, against the same step in BF16.
 
 The physics is sim/quantization.py (its docstring states every convention: what stays in BF16, which formats
-multiply at which peak, the dequantisation stand-in, the KV formats and what an unfused kernel reads). The figure
+multiply at which peak, the dequantization stand-in, the KV formats and what an unfused kernel reads). The figure
 draws each weight format's speed-up over BF16 against the batch, with the chosen KV format.
 """
 
@@ -81,7 +81,7 @@ TEXT = {
         "kv=bf16": "BF16",
         "kv=fp8": "FP8",
         "kv=int2": "2-bit (KIVI-style)",
-        "kv_dequant": "KV dequantisation",
+        "kv_dequant": "KV dequantization",
         "kv_dequant=fused": "fused into attention",
         "kv_dequant=unfused": "not fused (widened to BF16 first)",
         "batch": "Batch (requests decoding together)",
@@ -90,7 +90,7 @@ TEXT = {
         "bf16_step_ms": "The same step, all in BF16",
         "speedup_vs_bf16": "Faster than all-BF16 by",
         "tokens_per_s": "Speed per request",
-        "bits_per_weight": "Bits per quantised weight (scales included)",
+        "bits_per_weight": "Bits per quantized weight (scales included)",
         "weights_gb": "Weights read per step",
         "resident_gb": "The whole checkpoint in memory",
         "kv_per_token": "KV per token (as stored)",
@@ -109,15 +109,15 @@ TEXT = {
                   "does on Ampere), so like INT8 they only save bytes.",
         "past_ridge": "Batch {batch} is past this format's ridge at {ridge_batch}: the matmuls are compute-bound, and "
                       "fewer bytes read no longer buy time.",
-        "dequant_unused": "BF16 KV needs no dequantisation: fused or not makes no difference to it.",
-        "unfused": "Dequantisation is not fused into attention: attention still reads a BF16 copy, so the step gets no "
+        "dequant_unused": "BF16 KV needs no dequantization: fused or not makes no difference to it.",
+        "unfused": "Dequantization is not fused into attention: attention still reads a BF16 copy, so the step gets no "
                    "faster from the smaller KV; only more requests fit.",
         "note": "Every step is a roofline lower bound: peak compute, full bandwidth, each operation bounded on its own "
                 "and the bounds added. The format applies to the decoder layers' matmul weights; the LM head, the "
                 "embedding, the MTP layer and the vision tower stay in BF16. W8A8 multiplies at the FP8 peak on a GPU "
                 "with FP8 tensor cores (the LM head, still BF16, at the BF16 peak); W8A16 and W4A16 widen the weights "
                 "to BF16 and multiply at the BF16 peak, plus {dequant} operations per weight per step for the "
-                "dequantisation (our choice of a stand-in). INT4 stores an FP16 scale and a 4-bit zero point per "
+                "dequantization (our choice of a stand-in). INT4 stores an FP16 scale and a 4-bit zero point per "
                 "group; the per-channel scales of FP8 and INT8, under "
                 "0.01 bits, are left out. The 2-bit KV follows KIVI: an FP16 scale and zero point per 32 elements "
                 "(3 bits per element), each request's newest 32 tokens kept in BF16. The recurrent state is always "
@@ -163,7 +163,7 @@ CURVE_BATCHES = tuple(sorted({round(2 ** (k / 4)) for k in range(45)}))  # 1 to 
 
 
 def formats(s: dict) -> dict:
-    """The quantisation module's keyword arguments for this state."""
+    """The quantization module's keyword arguments for this state."""
     return {"weights": s["weights"], "group_size": int(s["group_size"]), "kv": s["kv"],
             "kv_fused": s["kv_dequant"] == "fused"}
 
@@ -219,7 +219,7 @@ def render(state) -> dict:
 
 
 def curve_figure(m, hw, s: dict, f: dict) -> dict:
-    """Each quantised weight format's speed-up over all-BF16 against the batch, the chosen format drawn thick."""
+    """Each quantized weight format's speed-up over all-BF16 against the batch, the chosen format drawn thick."""
     t = TEXT[s["lang"]]
     xs = list(CURVE_BATCHES)
     colours = {"fp8": "prefill", "int8": "kv", "int4": "decode"}

@@ -1,6 +1,6 @@
-"""Quantising one tensor: the grid, the granularity of its scales, and AWQ's scaling, against the error they leave.
+"""Quantizing one tensor: the grid, the granularity of its scales, and AWQ's scaling, against the error they leave.
 
-The quantiser and the synthetic tensor are sim/quantization.py (its docstring states every convention: asymmetric
+The quantizer and the synthetic tensor are sim/quantization.py (its docstring states every convention: asymmetric
 integer grids, symmetric FP8 grids and which E4M3, what a scale costs in bits, AWQ's search, the output error).
 The figure draws the histogram of the original weights and of the values they were rounded to.
 """
@@ -52,7 +52,7 @@ TEXT = {
         "alt.range": "原权重从 {low} 到 {high}",
     },
     "en": {
-        "title": "Quantising one tensor: the grid, how widely a scale is shared, and AWQ",
+        "title": "Quantizing one tensor: the grid, how widely a scale is shared, and AWQ",
         "format": "Format",
         "format=int8": "INT8",
         "format=int4": "INT4",
