@@ -789,14 +789,10 @@ class Instance:
         sim.preempted.append(0)
         sim.generated.append(0)
         sim.end += 1
-        if self.runs(k):  # one that can never run is rejected and never waits
+        if sim.need[k] <= sim.capacity - sim.watermark:  # one that can never run is rejected and never waits
             self.waiting_first.append(k)
             self.on_board.append(k)
         return k
-
-    def runs(self, k: int) -> bool:
-        """Request k fits in memory alone (or is rejected, as schedule() rejects it)."""
-        return self.sim.need[k] <= self.sim.capacity - self.sim.watermark
 
     def queued(self, t: float) -> int:
         """Requests handed over whose first token has not come by t: waiting, or their prompt being computed."""
@@ -809,10 +805,6 @@ class Instance:
         done = self.sim.done
         self.on_board = [k for k in self.on_board if done[k] is None or done[k] > t]
         return len(self.on_board)
-
-    def first_token_s(self, k: int) -> float | None:
-        """When request k's first token came, if its step has run."""
-        return self.sim.first[k]
 
     def finish(self) -> tuple[Served, ...]:
         """Serve what it was handed to the end: every request's Served, in the order taken."""
