@@ -28,7 +28,7 @@ from pathlib import Path
 
 import jinja2
 
-from builder import contents, frozen, parts, urls
+from builder import contents, frozen, parts, seeds, urls
 from builder.assets import bundle_stylesheets, module_graph, pack_sim, script_files, static_files, vendor_files
 from builder.catalogs import Catalog, check_catalogs, check_text_blocks, load_catalog
 from builder.context import LessonContext, LinkUse, WidgetUse
@@ -65,7 +65,9 @@ class Paths:
     out: Path = ROOT / "_site"
     dev: bool = False  # pages reload themselves after a rebuild (serve)
     # The frozen figures, lessons/frozen.json (builder/frozen.py): "read" takes what it holds for the same simulator
-    # code, "write" also writes it back after a build that succeeds (build.py build, serve), "none" computes all.
+    # code, "write" also writes it back after a build that succeeds (build.py build, serve), "none" computes all,
+    # "seeds" takes only the figures on the ten other seeds (builder/seeds.py) and computes the rest (a test's check
+    # of the store against the code).
     frozen: str = "read"
 
 
@@ -136,6 +138,18 @@ def parse_lesson(source: SourceLesson, sources: Sources, templates: jinja2.Envir
     return parsed, problems
 
 
+def _parse_lessons(sources: Sources, templates: jinja2.Environment, names: dict, store: Frozen):
+    """Every lesson parsed: the lessons, the slugs of those with problems, and the problems."""
+    parsed, broken, problems = [], set(), []
+    for source in sources.lessons:
+        lesson, found = parse_lesson(source, sources, templates, names, store)
+        parsed.append(lesson)
+        problems += found
+        if found:
+            broken.add(source.slug)
+    return parsed, broken, problems
+
+
 def check_ids(path: Path, ids: list[tuple[str, int]]) -> list[Problem]:
     """No two elements of a page share an id: a link to it, or a widget's URL state, would be ambiguous."""
     lines = defaultdict(list)
@@ -147,10 +161,11 @@ def check_ids(path: Path, ids: list[tuple[str, int]]) -> list[Problem]:
 
 
 def check_languages(lessons: list[ParsedLesson]) -> list[Problem]:
-    """A lesson is one lesson in every language: each page of it evaluates the same {sim} expressions as the page in
-    the default language, and starts the same widgets (by id) in the same state. A difference is reported on the
-    page that has the expression or the widget, at its line, naming the page that lacks it. (The build leaves out the
-    lessons with problems of their own: a widget that failed is missing from its page for that reason alone.)"""
+    """A lesson is one lesson in every language: each page of it evaluates the same {sim} and {claim} expressions as
+    the page in the default language, and starts the same widgets (by id) in the same state. A difference is reported
+    on the page that has the expression or the widget, at its line, naming the page that lacks it. (The build leaves
+    out the lessons with problems of their own: a widget that failed is missing from its page for that reason
+    alone.)"""
     pages = defaultdict(dict)
     for lesson in lessons:
         pages[lesson.source.slug][lesson.source.lang] = lesson
@@ -169,9 +184,9 @@ def check_languages(lessons: list[ParsedLesson]) -> list[Problem]:
                     first.setdefault(expr, line)
                 for expr, line in first.items():
                     if expr not in theirs:
-                        problems.append(Problem(one.source.path, line, f"{{sim}}`{expr}` is not on the "
+                        problems.append(Problem(one.source.path, line, f"{expr} is not on the "
                                                 f"{two.source.lang} page of this lesson ({two.source.path.name}): "
-                                                "every language of a lesson evaluates the same figures"))
+                                                "every language of a lesson evaluates the same figures and claims"))
                 settings = {w.id: w for w in two.widgets}
                 for w in one.widgets:
                     twin = settings.get(w.id)
@@ -289,10 +304,11 @@ def question_entries(ui: dict, lesson: dict, parsed: ParsedLesson) -> list[dict]
 
 def frozen_store(paths: Paths) -> Frozen:
     """The frozen figures a build of these lessons may take (none if paths.frozen says so)."""
-    if paths.frozen not in ("read", "write", "none"):
-        raise ValueError(f"Paths.frozen is read, write or none, got {paths.frozen!r}")
+    if paths.frozen not in ("read", "write", "none", "seeds"):
+        raise ValueError(f"Paths.frozen is read, write, none or seeds, got {paths.frozen!r}")
     return Frozen(paths.lessons / frozen.FILE if paths.frozen != "none" else None,
-                  Code(paths.sim, ROOT / "builder" / "expressions.py"))
+                  Code(paths.sim, (ROOT / "builder" / "expressions.py", ROOT / "builder" / "seeds.py")),
+                  reuse=("seeds",) if paths.frozen == "seeds" else frozen.KINDS)
 
 
 def build_site(paths: Paths, store: Frozen | None = None) -> dict[str, bytes | Path]:
@@ -309,13 +325,11 @@ def build_site(paths: Paths, store: Frozen | None = None) -> dict[str, bytes | P
     if blocking:  # no page can be drawn with words or widgets missing
         raise BuildFailed(problems + blocking)
     names = namespace()
-    parsed, broken = [], set()
-    for source in sources.lessons:
-        lesson, found = parse_lesson(source, sources, templates, names, store)
-        parsed.append(lesson)
-        problems += found
-        if found:
-            broken.add(source.slug)
+    parsed, broken, found_before = _parse_lessons(sources, templates, names, store)
+    if store.pending:  # figures from random traces whose ten other seeds are new: all at once, then parse again
+        store.compute_pending(seeds.others)
+        parsed, broken, found_before = _parse_lessons(sources, templates, names, store)
+    problems += found_before
     problems += check_links(parsed)
     problems += check_languages([lesson for lesson in parsed if lesson.source.slug not in broken])
     problems += [Problem(source.path, 1, f"the slug {urls.OFFLINE!r} is the offline page's address, not a lesson's")
@@ -386,7 +400,12 @@ def build(paths: Paths) -> float:
     """Build the site into paths.out; returns seconds taken. Raises BuildFailed, leaving the old site."""
     started = time.perf_counter()
     store = frozen_store(paths)
-    files = build_site(paths, store)
+    try:
+        files = build_site(paths, store)
+    except BuildFailed:
+        if paths.frozen == "write":
+            store.save(failed=True)
+        raise
 
     def finish(site: Path) -> None:
         """The search index, then the service worker, whose manifest lists the index's files too."""
@@ -422,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Paths.out, help="output folder (build, serve)")
     parser.add_argument("--port", type=int, default=8000, help="port (serve)")
     parser.add_argument("--dev", action="store_true", help="pages reload themselves after a rebuild (serve sets it)")
-    parser.add_argument("--frozen", choices=("write", "read", "none"), default="write",
+    parser.add_argument("--frozen", choices=("write", "read", "none", "seeds"), default="write",
                         help="lessons/frozen.json and site/stdlib/: take them and write them back when they are "
                              "renewed (build, serve), only take them (check always does), or compute every figure")
     args = parser.parse_args(argv)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from builder import seeds
 from sim import (
     attention,
     batching,
@@ -90,23 +91,49 @@ def evaluated(expr: str, names: dict) -> str | dict:
     """evaluate(expr, names), and whether it quoted a configuration that does not fit in memory: the text alone if it
     did not, else {"text": …, "overflows": [what each needed, in words]}, or {"text": …, "as_if_it_fit": true} if
     the expression accepted them (sim/feasibility.py). JSON, as the frozen figures keep it."""
+    calls = seeds.Calls()
     with feasibility.recorded() as ledger:
-        text = evaluate(expr, names)
+        result = value(expr, seeds.reseeded(names, None, calls))
+        text = _text(expr, result)
+    out = {"text": text}
     if ledger.overflows:
-        return {"text": text, "overflows": [
-            f"{o.what} needs {fmt_gb(o.need_bytes)} of memory, and the GPU has {fmt_gb(o.have_bytes)}"
-            for o in ledger.overflows]}
-    return {"text": text, "as_if_it_fit": True} if ledger.accepted else text
+        out["overflows"] = [f"{o.what} needs {fmt_gb(o.need_bytes)} of memory, and the GPU has {fmt_gb(o.have_bytes)}"
+                            for o in ledger.overflows]
+    elif ledger.accepted:
+        out["as_if_it_fit"] = True
+    if calls.seeded:  # a figure from a random trace (builder/seeds.py)
+        out["seeded"] = {"value": seeds.value_of(result, calls), **seeds.shape_of(calls)}
+        if (problem := seeds.problem(calls)) is not None:
+            out["seeded"]["problem"] = problem
+    return out if len(out) > 1 else text
 
 
-def evaluate(expr: str, names: dict) -> str:
-    """The display text of expr; ExpressionError says what went wrong. Results must be text (use a formatter)."""
+def claimed(expr: str, names: dict) -> dict:
+    """A {claim}: whether expr holds, and whether it compares figures from a random trace (JSON, as frozen)."""
+    calls = seeds.Calls()
+    result = value(expr, seeds.reseeded(names, None, calls))
+    if not isinstance(result, bool):
+        raise ExpressionError(f"{{claim}}`{expr}` gave {result!r}: a claim is a comparison, True or False")
+    return {"holds": result, "seeded": calls.seeded}
+
+
+def value(expr: str, names: dict):
+    """What expr evaluates to; ExpressionError says what went wrong."""
     try:
-        value = eval(compile(expr, "<lesson expression>", "eval"), {"__builtins__": {}}, names)  # noqa: S307
+        return eval(compile(expr, "<lesson expression>", "eval"), {"__builtins__": {}}, names)  # noqa: S307
     except SyntaxError as e:
         raise ExpressionError(f"expression {expr!r} is not valid Python: {e.msg}") from None
     except Exception as e:  # anything the simulator raises, reported with the expression
         raise ExpressionError(f"expression {expr!r} failed: {type(e).__name__}: {e}") from None
+
+
+def evaluate(expr: str, names: dict) -> str:
+    """The display text of expr; ExpressionError says what went wrong. Results must be text (use a formatter)."""
+    value_ = value(expr, names)
+    return _text(expr, value_)
+
+
+def _text(expr: str, value) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise ExpressionError(f"expression {expr!r} gave {value!r}; format numbers with a formatter "
                               "(ms, dur, sig, grouped, fixed, pct, gb, mb, bytes_, flops_)")

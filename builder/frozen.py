@@ -1,10 +1,12 @@
 """Frozen figures: what the simulator gave the last build, kept beside the lessons (lessons/frozen.json, committed)
 so that a build computes only what the simulator has not already computed for the same code.
 
-Two kinds of result are kept: the text of every {sim}`EXPR` of the lessons, and the views of the slow widgets
-(sim/kit Widget(slow=True): serving simulations, hundreds of ms each) pre-rendered for the lessons. Each is a
+Four kinds of result are kept: the text of every {sim}`EXPR` of the lessons, whether each {claim}`EXPR` holds, what
+the figures and claims from a random trace come to on ten other traces (builder/seeds.py), and the views of the slow
+widgets (sim/kit Widget(slow=True): serving simulations, hundreds of ms each) pre-rendered for the lessons. Each is a
 function of part of the simulator's code, so each is kept with the fingerprint of that part (`Code`): for an
-expression, builder/expressions.py (the names it sees) and the modules its names come from; for a view, its widget's
+expression, builder/expressions.py (the names it sees), builder/seeds.py and the modules its names come from; for a
+view, its widget's
 module; either way with every module of sim/ those import, transitively, and every data file under sim/ (the
 presets). A result whose fingerprint has changed is not used: the build computes it again, and `build.py build`
 writes the store anew. So an edit to sim/sampling.py recomputes the figures that import it, and not the serving
@@ -30,6 +32,7 @@ from pathlib import Path
 
 FILE = "frozen.json"  # in the lessons folder
 FORMAT = 2
+KINDS = ("claims", "expressions", "seeds", "views")
 
 
 class Code:
@@ -37,7 +40,7 @@ class Code:
     import statements wherever they stand, transitively; a module that imports by name at run time (importlib, as
     sim/widgets does) counts as importing all of sim/. Every fingerprint also covers every data file under sim/."""
 
-    def __init__(self, sim_dir: Path, expressions: Path):
+    def __init__(self, sim_dir: Path, expressions: tuple[Path, ...]):
         self.files: dict[str, bytes] = {}  # module name -> the hash of its file
         self.imports: dict[str, set[str] | None] = {}  # module name -> the sim modules it names (None: all)
         data = hashlib.sha256(f"frozen {FORMAT}\n".encode())
@@ -55,7 +58,8 @@ class Code:
             self.files[name] = hashlib.sha256(source).digest()
             self.imports[name] = _imports(ast.parse(source, str(path)), package)
         self.data = data.digest()
-        self.expressions = hashlib.sha256(expressions.read_bytes()).digest()
+        self.expressions = hashlib.sha256(b"".join(hashlib.sha256(p.read_bytes()).digest() for p in expressions)
+                                          ).digest()
         self._modules: dict[str, str] = {}
 
     def module(self, name: str) -> str:
@@ -130,11 +134,12 @@ def _module_of(value) -> str | None:
 
 class Frozen:
     """The store of one build: what it holds, what this build used and computed. `code` None: nothing is held, every
-    result is computed (a store that is not written, in tests)."""
+    result is computed (a store that is not written, in tests). `reuse`: the kinds of result it may take from the
+    file (a test that checks the store against the code takes only the ten other seeds', the dearest by far)."""
 
-    def __init__(self, path: Path | None, code: Code | None):
-        self.path, self.code = path, code
-        self.held: dict[str, dict] = {"expressions": {}, "views": {}}
+    def __init__(self, path: Path | None, code: Code | None, reuse: tuple[str, ...] = KINDS):
+        self.path, self.code, self.reuse = path, code, reuse
+        self.held: dict[str, dict] = {kind: {} for kind in KINDS}
         if path is not None and path.exists():
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
@@ -144,10 +149,38 @@ class Frozen:
                 self.held = {kind: dict(data.get(kind, {})) for kind in self.held}
         self.used: dict[str, dict] = {kind: {} for kind in self.held}
         self.computed = 0  # results this build could not take from the store
+        self.pending: dict[str, dict] = {}  # seeded expressions whose other seeds are still to compute: expr -> names
 
     def expression(self, expr: str, names: dict, compute: Callable[[], str]) -> str:
         """The text of {sim}`expr`, evaluated over `names` by `compute`."""
         return self._get("expressions", expr, lambda: self.code.expression(expr, names), compute)
+
+    def claim(self, expr: str, names: dict, compute: Callable[[], dict]) -> dict:
+        """Whether {claim}`expr` holds (on seed 0), evaluated over `names` by `compute`."""
+        return self._get("claims", expr, lambda: self.code.expression(expr, names), compute)
+
+    def seeds(self, expr: str, names: dict) -> list | dict | None:
+        """What a seeded expression comes to on the other seeds (builder/seeds.py), or None while they are still to
+        compute: compute_pending() computes every one a build asked for at once, in parallel."""
+        kind, used = "seeds", self.used["seeds"]
+        if expr not in used:
+            code = self.code.expression(expr, names) if self.code is not None else ""
+            held = self.held[kind].get(expr)
+            if self.code is not None and kind in self.reuse and isinstance(held, list) and len(held) == 2 \
+                    and held[0] == code:
+                used[expr] = held
+            else:
+                self.pending[expr] = code
+                return None
+        return used[expr][1]
+
+    def compute_pending(self, others: Callable[[list[str]], dict]) -> None:
+        """The pending expressions on the other seeds, by others(expressions) -> {expr: result}."""
+        found = others(sorted(self.pending))
+        for expr, code in self.pending.items():
+            self.used["seeds"][expr] = [code, found[expr]]
+            self.computed += 1
+        self.pending = {}
 
     def view(self, name: str, module, state: dict) -> dict:
         """module.render(state) for widget `name`; frozen only when the widget is slow."""
@@ -163,18 +196,25 @@ class Frozen:
         if key not in used:
             code = fingerprint() if self.code is not None else ""
             held = self.held[kind].get(key)
-            if self.code is not None and isinstance(held, list) and len(held) == 2 and held[0] == code:
+            if self.code is not None and kind in self.reuse and isinstance(held, list) and len(held) == 2 \
+                    and held[0] == code:
                 used[key] = held
             else:
                 used[key] = [code, compute()]
                 self.computed += 1
         return used[key][1]
 
-    def save(self) -> bool:
-        """Write what this build used (and nothing it did not) if that differs from the file; True if written."""
+    def save(self, failed: bool = False) -> bool:
+        """Write what this build used (and nothing it did not) if that differs from the file; True if written.
+        `failed`: the build failed, and may not have used all it needs: keep what the file held too, renewed by
+        what was computed (minutes of other seeds are not lost to a typo in a lesson)."""
         if self.path is None or (self.computed == 0 and all(self.used[k].keys() == self.held[k].keys()
                                                               for k in self.used)):
             return False
+        if failed:
+            if self.computed == 0:
+                return False
+            self.used = {kind: {**self.held[kind], **self.used[kind]} for kind in self.used}
         text = self.text()
         if self.path.exists() and self.path.read_text(encoding="utf-8") == text:
             return False

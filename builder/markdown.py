@@ -1,6 +1,7 @@
 """Lesson Markdown: CommonMark + tables, attributes, anchors, $math$ (to MathML at build time),
-{sim}`EXPR` computed figures, [text](lesson:SLUG) course links (their wording checked against the course's order and
-titles, builder/wayfinding.py) and `::: name` directives.
+{sim}`EXPR` computed figures, {claim}`EXPR` checked comparisons (builder/seeds.py), [text](lesson:SLUG) course
+links (their wording checked against the course's order and titles, builder/wayfinding.py) and `::: name`
+directives.
 
 Parsing and rendering are separate so that all build-time work (directives, math, expressions, links,
 the safety and id checks) happens in one walk over the tokens, with line numbers at hand, and problems are
@@ -21,22 +22,22 @@ from mdit_py_plugins.attrs import attrs_block_plugin, attrs_plugin
 from mdit_py_plugins.container import container_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-from builder import safety, scenarios, scroll, wayfinding
+from builder import safety, scenarios, scroll, seeds, wayfinding
 from builder.context import LessonContext, LinkUse
 from builder.directives import run_directive
-from builder.expressions import AS_IF_IT_FIT, ExpressionError, evaluated
+from builder.expressions import AS_IF_IT_FIT, ExpressionError, claimed, evaluated
 from builder.mathml import to_mathml
 from builder.problems import LessonError, LessonErrors
 from sim.kit import table
 
 DIRECTIVE = re.compile(r"^\s*([A-Za-z][\w-]*)(.*)$")
 CONTAINER = "container_directive"
-SIM_OPEN = "{sim}`"
+ROLES = {"{sim}`": "sim_expr", "{claim}`": "sim_claim"}  # inline roles: opening -> token type
 EXTERNAL = re.compile(r"^(https?:|mailto:)")
 # CJK ideographs and full-width punctuation: text in which a line break is not a word space.
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
 MATH_TOKENS = {"math_inline": False, "math_inline_double": True, "math_block": True, "math_block_label": True}
-PREPARED = (*MATH_TOKENS, "directive", "sim_expr")
+PREPARED = (*MATH_TOKENS, "directive", *ROLES.values())
 BLOCK_ATTRIBUTES = re.compile(r"^\s*\{[^{}]*\}\s*$")
 
 
@@ -69,15 +70,16 @@ def _raw_directives(md: MarkdownIt) -> None:
 
 
 def _sim_rule(state: StateInline, silent: bool) -> bool:
-    """Inline rule: {sim}`EXPR` -> a token evaluated later."""
-    if not state.src.startswith(SIM_OPEN, state.pos):
+    """Inline rule: {sim}`EXPR` and {claim}`EXPR` -> a token evaluated later."""
+    opening = next((o for o in ROLES if state.src.startswith(o, state.pos)), None)
+    if opening is None:
         return False
-    start = state.pos + len(SIM_OPEN)
+    start = state.pos + len(opening)
     end = state.src.find("`", start)
     if end < 0:
         return False
     if not silent:
-        token = state.push("sim_expr", "", 0)
+        token = state.push(ROLES[opening], "", 0)
         token.content = state.src[start:end]
     state.pos = end + 1
     return True
@@ -150,9 +152,12 @@ def render_lesson_markdown(md: MarkdownIt, text: str, first_line: int, ctx: Less
             problems.extend(LessonError(first_line + number, m) for m in safety.attribute_syntax_problems(source_line))
     for token in tokens:
         line = first_line + (token.map[0] if token.map else 0)
+        links = 0
         for item in (token, *(token.children or ())):
             if item is not token:
                 item.meta["paragraph"] = token.content  # the source of the paragraph (or cell) it stands in
+                links += (item.type == "link_open") - (item.type == "link_close")
+                item.meta["in_link"] = links > 0
             try:
                 _prepare(item, line, ctx)
             except LessonError as e:
@@ -226,11 +231,18 @@ def _prepare(token: Token, line: int, ctx: LessonContext) -> None:
         token.meta["html"] = mathml
     elif token.type == "sim_expr":
         try:
-            ctx.expressions.append((token.content, line))
+            ctx.expressions.append((f"{{sim}}`{token.content}`", line))
             result = ctx.frozen.expression(token.content, ctx.names, lambda: evaluated(token.content, ctx.names))
-            text = result if isinstance(result, str) else result["text"]
             _check_fit(token.content, result, token.meta.get("paragraph", ""), line, ctx.lang)
-            token.meta["html"] = f'<span class="sim-value">{html.escape(text)}</span>'
+            token.meta["html"] = _figure(token, result, line, ctx)
+        except ExpressionError as e:
+            raise LessonError(line, str(e)) from None
+    elif token.type == "sim_claim":
+        try:
+            ctx.expressions.append((f"{{claim}}`{token.content}`", line))
+            _check_claim(token.content, ctx.frozen.claim(token.content, ctx.names,
+                                                         lambda: claimed(token.content, ctx.names)), line, ctx)
+            token.meta["html"] = ""
         except ExpressionError as e:
             raise LessonError(line, str(e)) from None
     elif token.type in ("html_block", "html_inline"):
@@ -247,6 +259,50 @@ def _prepare(token: Token, line: int, ctx: LessonContext) -> None:
             raise LessonErrors([LessonError(line + offset, message) for offset, message in found])
     elif token.type == "link_open":
         _resolve_link(token, line, ctx)
+
+
+def _figure(token: Token, result: str | dict, line: int, ctx: LessonContext) -> str:
+    """A {sim} figure's HTML; one from a random trace at the precision its other seeds allow, with a note that gives
+    their range (builder/seeds.py). A figure inside a link is not focusable itself: the link is."""
+    seeded = result.get("seeded") if isinstance(result, dict) else None
+    text = result if isinstance(result, str) else result["text"]
+    if seeded is None:
+        return f'<span class="sim-value">{html.escape(text)}</span>'
+    if "problem" in seeded:
+        raise LessonError(line, f"{{sim}}`{token.content}`: {seeded['problem']}")
+    others = ctx.frozen.seeds(token.content, ctx.names)
+    if others is None:  # computed with every other pending figure, then the lesson is parsed again
+        return ""
+    if isinstance(others, dict):
+        raise LessonError(line, f"{{sim}}`{token.content}` failed {others['error']}")
+    shown, low, high = seeds.coarse_text(seeded, [seeded["value"], *others])
+    if low == high:  # the same on every trace, to the digit shown: nothing to say
+        return f'<span class="sim-value">{html.escape(shown)}</span>'
+    note = ctx.ui["lesson"]["seeded"].format(count=len(seeds.SEEDS) + 1, last=seeds.SEEDS[-1], low=low, high=high)
+    number = ctx.counts["seeded"] = ctx.counts.get("seeded", 0) + 1
+    note_id = f"seeded-{number}"
+    ctx.ids.append((note_id, line))
+    focus = "" if token.meta.get("in_link") else f' tabindex="0" aria-describedby="{note_id}"'
+    return (f'<span class="sim-value seeded"{focus}>{html.escape(shown)}<span class="seeded-note" id="{note_id}" '
+            f'role="tooltip" data-pagefind-ignore>{html.escape(note)}</span></span>')
+
+
+def _check_claim(expr: str, result: dict, line: int, ctx: LessonContext) -> None:
+    """A claim holds on seed 0 and, if it compares figures from a random trace, on seeds.HOLD of the other seeds."""
+    if not result["holds"]:
+        raise LessonError(line, f"{{claim}}`{expr}` is false: rewrite the sentence it stands for, or remove it")
+    if not result["seeded"]:
+        return
+    others = ctx.frozen.seeds(expr, ctx.names)
+    if others is None:
+        return
+    if isinstance(others, dict):
+        raise LessonError(line, f"{{claim}}`{expr}` failed {others['error']}")
+    held = sum(1 for holds in others if holds is True)
+    if held < seeds.HOLD:
+        raise LessonError(line, f"{{claim}}`{expr}` holds on seed 0 but on only {held} of the {len(seeds.SEEDS)} "
+                                f"other traces (seeds {seeds.SEEDS[0]}–{seeds.SEEDS[-1]}), and a claim must hold on "
+                                f"{seeds.HOLD}: say only what survives the trace, or remove the sentence")
 
 
 def _check_fit(expr: str, result: str | dict, paragraph: str, line: int, lang: str) -> None:

@@ -31,7 +31,8 @@ SENTENCE_END = re.compile(r"[.?!;](?=\s)|[。？！；]")
 ARROW = "→"
 HEAD = re.compile(r": |：")  # a title's head, the part before its colon, names its lesson too ("Less KV to keep")
 # What an inline token stands for in the running text: a figure or a formula is a word of the sentence.
-STANDS_FOR = {"sim_expr": "0", "math_inline": "x", "math_inline_double": "x", "softbreak": " ", "hardbreak": " "}
+STANDS_FOR = {"sim_expr": "0", "sim_claim": "", "math_inline": "x", "math_inline_double": "x", "softbreak": " ",
+              "hardbreak": " "}
 
 
 @dataclass(frozen=True)

@@ -100,3 +100,90 @@ def step_time_derivation(e, hw) -> str:
                 f"= max({fmt_ms(e.compute_time_s)}, {fmt_ms(e.memory_time_s)}) = {fmt_ms(e.time_s)}")
     terms = " + ".join(f"max({fmt_flops(op.flops)} ÷ {peak}, {fmt_bytes(op.bytes)} ÷ {bandwidth})" for op in e.ops)
     return f"{terms} = {' + '.join(fmt_ms(op.time_s) for op in e.ops)} = {fmt_ms(e.time_s)}"
+
+
+# --- a figure at the precision its spread allows (builder/seeds.py: figures from random traces) -------------------
+
+def spread_unit(values) -> float | None:
+    """The finest place value a figure may show when `values` are what it comes to on different random traces: the
+    place of the leading digit of their standard deviation (a spread of 0.3 allows tenths, one of 80 allows tens), as
+    a measured value is rounded to the place of its uncertainty. None when they do not differ."""
+    values = [float(v) for v in values]
+    mean = sum(values) / len(values)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1)) if len(values) > 1 else 0.0  # sample
+    if sd <= 1e-12 * max(1.0, *(abs(v) for v in values)):
+        return None
+    return 10.0 ** math.floor(math.log10(sd) + 1e-9)  # a deviation of exactly 0.1 allows tenths, however it rounds
+
+
+def _at(x: float, unit: float) -> float:
+    """x rounded to a multiple of unit."""
+    return round(x / unit) * unit
+
+
+def _decimals(unit: float) -> int:
+    return max(0, -round(math.log10(unit)))
+
+
+def _coarse_fixed(x: float, decimals: int, unit: float | None) -> str:
+    """fmt_fixed(x, decimals) with no digit finer than unit."""
+    if unit is None or unit <= 10.0 ** -decimals:
+        return fmt_fixed(x, decimals)
+    return fmt_fixed(_at(x, unit), min(decimals, _decimals(unit)))
+
+
+def _coarse_sig(x: float, digits: int, unit: float | None) -> str:
+    """fmt_sig(x, digits) with no digit finer than unit."""
+    text = fmt_sig(x, digits)
+    if unit is None or x == 0:
+        return text
+    shown = text.replace(",", "")
+    place = 10.0 ** -(len(shown.split(".")[1]) if "." in shown else 0)
+    if unit <= place:
+        return text
+    x = _at(x, unit)
+    return fmt_fixed(x, _decimals(unit)) if x else "0"
+
+
+def _coarse_ms(seconds: float, unit: float | None) -> str:
+    ms = seconds * 1e3
+    if ms < 1:
+        return f"{_coarse_sig(ms, 3, unit and unit * 1e3)} ms"
+    return f"{_coarse_fixed(ms, 2, unit and unit * 1e3)} ms"
+
+
+def coarse(formatter, x: float, args=(), kwargs=None, unit: float | None = None) -> str:
+    """formatter(x, *args, **kwargs), the display text of a figure, showing no digit finer than `unit` (in x's own
+    units, a power of ten: spread_unit()); None: as formatter gives it. For the formatters can_coarsen() accepts."""
+    kwargs = kwargs or {}
+    if formatter is fmt_sig:
+        return _coarse_sig(x, (list(args) + [kwargs.get("digits", 3)])[0], unit)
+    if formatter is fmt_fixed:
+        return _coarse_fixed(x, (list(args) + [kwargs.get("decimals", 0)])[0], unit)
+    if formatter is fmt_grouped:
+        return fmt_grouped(_at(x, unit) if unit and unit > 1 else x)
+    if formatter is fmt_pct:
+        decimals = (list(args) + [kwargs.get("decimals", 0)])[0]
+        return _coarse_fixed(x * 100, decimals, unit and unit * 100) + "%"
+    if formatter is fmt_ms:
+        return _coarse_ms(x, unit)
+    if formatter is fmt_duration:
+        return f"{_coarse_fixed(x, 2, unit)} s" if x >= 1 else _coarse_ms(x, unit)
+    if formatter in (fmt_bytes, fmt_flops):
+        units = _BYTE_UNITS if formatter is fmt_bytes else _FLOP_UNITS
+        name, scale = next(((n, sc) for n, sc in units if abs(x) >= sc), units[-1])
+        return f"{_coarse_sig(x / scale, 4, unit and unit / scale)} {name}"
+    if formatter in (fmt_gb, fmt_mb):
+        scale, name = (1e9, "GB") if formatter is fmt_gb else (1e6, "MB")
+        decimals = (list(args) + [kwargs.get("decimals", 2 if formatter is fmt_gb else 0)])[0]
+        return f"{_coarse_fixed(x / scale, decimals, unit and unit / scale)} {name}"
+    raise ValueError(f"{formatter.__name__} cannot show a figure at a coarser precision")
+
+
+def can_coarsen(formatter) -> bool:
+    return formatter in (fmt_sig, fmt_fixed, fmt_grouped, fmt_pct, fmt_ms, fmt_duration, fmt_gb, fmt_mb, fmt_bytes,
+                         fmt_flops)
+
+
+_BYTE_UNITS = (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3), ("B", 1))
+_FLOP_UNITS = (("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("FLOP", 1))

@@ -54,8 +54,9 @@ Conventions (each number depends on them):
     so it is at most the memory beside the checkpoint (OUR CHOICE).
   - With a prefix, a request's output stops at MAX_TOKENS in total (an engine stops at its max sequence length):
     output = min(output, MAX_TOKENS - prefix - prompt).
-- The requests: the first DEFAULT_REQUESTS = 1,000 of traces.lengths(preset, n, seed) with DEFAULT_SEED = 0 (OUR
-  CHOICE: a share moves by about one percentage point from seed to seed).
+- The requests: the first DEFAULT_REQUESTS = 1,000 of traces.lengths(preset, n, seed), DEFAULT_SEED = 0 unless a
+  seed is given (OUR CHOICE: a share moves by about one percentage point from seed to seed; a lesson prints it to
+  the digit the spread over seeds allows, builder/seeds.py).
 
 snapshot() places one moment concretely, for the memory map and the invariants: the requests in trace order, each at
 a step drawn from a seeded generator, admitted first come first served while they fit in a given number of slots;
@@ -138,23 +139,25 @@ def _pow2_reservation(prompt: int, output: int) -> int:
     return min(MAX_TOKENS, prompt + (1 << (output - 1).bit_length()))
 
 
-def trace_requests(preset: str, prefix_tokens: int = 0, samples: int = 1) -> tuple[Request, ...]:
-    """The DEFAULT_REQUESTS requests of a trace preset (DEFAULT_SEED), with a shared prefix and parallel samples."""
+def trace_requests(preset: str, prefix_tokens: int = 0, samples: int = 1, seed: int = DEFAULT_SEED
+                   ) -> tuple[Request, ...]:
+    """The DEFAULT_REQUESTS requests of a trace preset, with a shared prefix and parallel samples."""
     k = check_int("samples", samples, 1, MAX_SAMPLES)
-    return tuple(Request(prefix_tokens, q - prefix_tokens, o, k) for q, o in _trace_lengths(preset, prefix_tokens))
+    return tuple(Request(prefix_tokens, q - prefix_tokens, o, k)
+                 for q, o in _trace_lengths(preset, prefix_tokens, seed))
 
 
 @functools.lru_cache(maxsize=64)
-def _trace_lengths(preset: str, prefix_tokens: int) -> tuple[tuple[int, int], ...]:
+def _trace_lengths(preset: str, prefix_tokens: int, seed: int = DEFAULT_SEED) -> tuple[tuple[int, int], ...]:
     """(prefix + prompt, output) of the default requests; the output stops at MAX_TOKENS in total."""
     check_choice("trace", preset, traces.PRESETS)
     s = check_int("prefix_tokens", prefix_tokens, 0, MAX_PREFIX_TOKENS)
-    return tuple((s + p, min(o, MAX_TOKENS - s - p)) for p, o in _lengths(preset))
+    return tuple((s + p, min(o, MAX_TOKENS - s - p)) for p, o in _lengths(preset, seed))
 
 
 @functools.lru_cache(maxsize=4)
-def _lengths(preset: str) -> tuple[tuple[int, int], ...]:
-    return tuple(traces.lengths(preset, DEFAULT_REQUESTS, DEFAULT_SEED))
+def _lengths(preset: str, seed: int) -> tuple[tuple[int, int], ...]:
+    return tuple(traces.lengths(preset, DEFAULT_REQUESTS, seed))
 
 
 # --- over every step of every request's life -------------------------------------------------------------------
@@ -275,14 +278,14 @@ def _usage(lengths, s: int, n: int, policy: str, b: int, share: bool) -> Usage:
 
 @functools.lru_cache(maxsize=512)
 def trace_usage(preset: str, policy: str, block_size: int = DEFAULT_BLOCK_SIZE, prefix_tokens: int = 0,
-                samples: int = 1, share: bool = True) -> Usage:
+                samples: int = 1, share: bool = True, seed: int = DEFAULT_SEED) -> Usage:
     """usage() of a trace preset's default requests (cached: the widget asks again on every move)."""
     check_choice("policy", policy, POLICIES)
     b = check_block_size(block_size)
     if policy != "paged":  # a contiguous policy has no blocks and shares nothing: one cache entry for all
         b, share = DEFAULT_BLOCK_SIZE, True
-    return _usage(_trace_lengths(preset, prefix_tokens), prefix_tokens, check_int("samples", samples, 1, MAX_SAMPLES),
-                  policy, b, share)
+    return _usage(_trace_lengths(preset, prefix_tokens, seed), prefix_tokens,
+                  check_int("samples", samples, 1, MAX_SAMPLES), policy, b, share)
 
 
 def check_block_size(block_size) -> int:
@@ -427,11 +430,12 @@ def fit_usage(u: Usage, m: Model, hw: Hardware, state_dtype: str = "fp32") -> Fi
 
 
 def fit(m: Model, hw: Hardware, trace: str = "orca", policy: str = "paged", block_size: int = DEFAULT_BLOCK_SIZE,
-        prefix_tokens: int = 0, samples: int = 1, share: bool = True, state_dtype: str = "fp32") -> Fit:
+        prefix_tokens: int = 0, samples: int = 1, share: bool = True, state_dtype: str = "fp32",
+        seed: int = DEFAULT_SEED) -> Fit:
     """A trace preset's default requests under `policy` in hw's memory beside m's checkpoint.
 
     E.g. fit(anchor, h100, "orca", "contiguous-max").token_share, .max_requests."""
-    return fit_usage(trace_usage(trace, policy, block_size, prefix_tokens, samples, share), m, hw, state_dtype)
+    return fit_usage(trace_usage(trace, policy, block_size, prefix_tokens, samples, share, seed), m, hw, state_dtype)
 
 
 @dataclass(frozen=True)
@@ -447,11 +451,12 @@ class BlockSizeRow:
 
 
 def block_size_tradeoff(m: Model, hw: Hardware, trace: str = "orca", prefix_tokens: int = 0, samples: int = 1,
-                        sizes=BLOCK_SIZES, state_dtype: str = "fp32") -> tuple[BlockSizeRow, ...]:
+                        sizes=BLOCK_SIZES, state_dtype: str = "fp32", seed: int = DEFAULT_SEED
+                        ) -> tuple[BlockSizeRow, ...]:
     """Paged allocation of a trace at each block size: smaller blocks waste less, bigger blocks keep smaller tables."""
     rows = []
     for b in sizes:
-        f = fit(m, hw, trace, "paged", b, prefix_tokens, samples, state_dtype=state_dtype)
+        f = fit(m, hw, trace, "paged", b, prefix_tokens, samples, state_dtype=state_dtype, seed=seed)
         u = f.usage
         rows.append(BlockSizeRow(b, f.token_share, u.empty_slots_per_sequence, u.table_entries_per_sequence,
                                  u.unshared_prefix_tokens, f.max_requests))

@@ -595,10 +595,10 @@ def capacity(m: Model, hw: Hardware, policy: str, trace: str = DEFAULT_TRACE, ma
     return run.requests_per_s
 
 
-def capacity_gain(m: Model, hw: Hardware, **scenario) -> float:
+def capacity_gain(m: Model, hw: Hardware, seed: int = DEFAULT_SEED, **scenario) -> float:
     """Continuous over static batching's capacity on the same trace (capacity()'s arguments but the policy)."""
-    static = capacity(m, hw, "static", **scenario)
-    return capacity(m, hw, "continuous", **scenario) / static if static else 0.0
+    static = capacity(m, hw, "static", seed=seed, **scenario)
+    return capacity(m, hw, "continuous", seed=seed, **scenario) / static if static else 0.0
 
 
 # sustained() runs one trace of this many requests at each rate it tries (OUR CHOICE: the length at which the default

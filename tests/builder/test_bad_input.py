@@ -330,6 +330,42 @@ def test_a_figure_as_if_it_fit_must_say_so_in_its_paragraph_even_from_the_frozen
                "paragraph must say so: '假设放得下'")
 
 
+# --- figures from random traces and the claims made about them (issue #46) -----------------------------------
+# The first chat prompt of the trace is 181 tokens long on seed 0, and on seeds 1-10: 98, 240, 319, 80, 450, 646, 836,
+# 239, 427 and 566 (slo.lengths takes a trace seed, so an expression that calls it is run on all eleven).
+PROMPT = 'slo.lengths("chat", 1)[0][0]'
+
+
+def test_a_claim_that_holds_on_fewer_than_nine_other_traces_fails_at_its_line(problems):
+    found = problems({"one.md": lesson(f"好的。\n\n第一个提示很长。{{claim}}`{PROMPT} > 100`\n")})
+    assert_one(found, "one.md", BODY_LINE + 2, f"{{claim}}`{PROMPT} > 100` holds on seed 0 but on only 8 of the 10 "
+               "other traces (seeds 1–10), and a claim must hold on 9")
+
+
+@pytest.mark.parametrize("claim", [f"{PROMPT} > 200", "2 + 2 == 5"])
+def test_a_claim_that_is_false_fails_at_its_line(problems, claim):
+    assert_one(problems({"one.md": lesson(f"好的。\n\n很长。{{claim}}`{claim}`\n")}), "one.md", BODY_LINE + 2,
+               f"{{claim}}`{claim}` is false")
+
+
+def test_a_claim_is_true_or_false(problems):
+    assert_one(problems({"one.md": lesson(f"{{claim}}`{PROMPT}`\n")}), "one.md", BODY_LINE,
+               "gave 181: a claim is a comparison, True or False")
+
+
+def test_a_figure_from_a_random_trace_is_one_number_in_a_form_that_can_be_rounded(problems):
+    found = problems({"one.md": lesson(f"{{sim}}`grouped({PROMPT}) + grouped({PROMPT})`\n\n"
+                                       f"{{sim}}`flops_({PROMPT}) + 'x'`\n")})
+    assert len(found) == 1 and found[0][:2] == ("one.md", BODY_LINE), found
+    assert "must be one formatted number" in found[0][2] and "fmt_grouped, fmt_grouped" in found[0][2]
+
+
+def test_every_language_of_a_lesson_makes_the_same_claims(problems):
+    zh = lesson(f"好的。{{claim}}`{PROMPT} > 90`\n")
+    found = problems({"one.md": zh, "en/one.md": lesson("Fine.\n")})
+    assert_one(found, "one.md", BODY_LINE, f"{{claim}}`{PROMPT} > 90` is not on the en page of this lesson")
+
+
 # --- the course plan, the catalogs and the glossary ------------------------------------------------------
 
 def test_planned_lesson_without_a_title_in_a_language(tmp_path, previous_site, capsys):

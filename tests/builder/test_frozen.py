@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import build
-from builder import frozen
+from builder import frozen, seeds
 from builder.expressions import namespace
 from builder.frozen import Code, Frozen
 from sim import widgets
@@ -21,9 +21,11 @@ COMMITTED = ROOT / "lessons" / frozen.FILE
 
 def test_the_committed_store_builds_the_same_site_computing_nothing(tmp_path):
     # A build from lessons/frozen.json must draw the same pages, byte for byte, as a build that computes every
-    # figure, without computing a single one, and the store must hold nothing more than that build used.
+    # figure, without computing a single one, and the store must hold nothing more than that build used. (The
+    # computing build takes the figures on ten other seeds from the store, minutes of work; the next test holds
+    # those to the code.)
     computed = tmp_path / "computed"
-    build.build(build.Paths(out=computed, frozen="none"))
+    build.build(build.Paths(out=computed, frozen="seeds"))
     paths = build.Paths(out=tmp_path / "_site", frozen="read")
     store = build.frozen_store(paths)
     assert store.held["expressions"], (f"{COMMITTED.relative_to(ROOT)} was made by other simulator code: "
@@ -43,6 +45,8 @@ def test_a_figure_is_kept_for_the_code_it_depends_on_and_only_that(tmp_path):
     shutil.copytree(ROOT / "sim", sim, ignore=shutil.ignore_patterns("__pycache__"))
     expressions = tmp_path / "expressions.py"
     shutil.copy(ROOT / "builder" / "expressions.py", expressions)
+    seeds_py = tmp_path / "seeds.py"
+    shutil.copy(ROOT / "builder" / "seeds.py", seeds_py)
     names = namespace()
     goodput, top_p = 'sig(slo.goodput(llama13b, a100, "chunked").per_gpu)', "sampling.ORDERS[0]"
     figures = {"goodput": lambda c: c.expression(goodput, names), "top-p": lambda c: c.expression(top_p, names),
@@ -52,26 +56,50 @@ def test_a_figure_is_kept_for_the_code_it_depends_on_and_only_that(tmp_path):
                "widgets": lambda c: c.module("sim.widgets")}
 
     def changed() -> set[str]:
-        now = Code(sim, expressions)
+        now = Code(sim, (expressions, seeds_py))
         return {name for name, of in figures.items() if of(now) != of(before)}
 
-    before = Code(sim, expressions)
-    assert not changed() and figures["goodput"](before) == figures["goodput"](Code(ROOT / "sim", expressions))
+    before = Code(sim, (expressions, seeds_py))
+    assert not changed() and figures["goodput"](before) == figures["goodput"](Code(ROOT / "sim", (expressions,
+                                                                                                   seeds_py)))
     edit = sim / "sampling.py"
     edit.write_text(edit.read_text() + "\n")
     # The serving figures and the presets stay; what imports sampling is computed again, as is the registry, which
     # imports every widget by name.
     assert changed() == {"top-p", "sampling widget", "widgets"}
-    before = Code(sim, expressions)
+    before = Code(sim, (expressions, seeds_py))
     edit = sim / "scheduler.py"  # slo imports it
     edit.write_text(edit.read_text() + "\n")
     assert changed() == {"goodput", "slo-serving", "widgets"}
-    before = Code(sim, expressions)
+    before = Code(sim, (expressions, seeds_py))
     (sim / "presets" / "extra.yml").write_text("a: 1\n")  # data counts as much as code, for every figure
     assert changed() == set(figures)
-    before = Code(sim, expressions)
+    before = Code(sim, (expressions, seeds_py))
     expressions.write_text(expressions.read_text() + "\n")  # the names every expression sees
     assert changed() == {"goodput", "top-p", "a preset"}
+    before = Code(sim, (expressions, seeds_py))
+    seeds_py.write_text(seeds_py.read_text() + "\n")  # how an expression is run on other seeds
+    assert changed() == {"goodput", "top-p", "a preset"}
+
+
+def test_the_committed_figures_on_other_seeds_are_what_the_simulator_gives():
+    # The build that the first test compares with takes these from the store. Computing all of them takes minutes,
+    # so this holds a sample to the code: a figure and a claim of each seeded module the lessons use (the cheapest
+    # of each), computed afresh on all ten seeds. Their fingerprints are the figures' own, which the first test
+    # holds to the code.
+    held = json.loads(COMMITTED.read_text(encoding="utf-8"))["seeds"]
+    names, sample = namespace(), []
+    for module in ("kv_layout.", "scheduler.", "slo."):
+        for is_claim in (False, True):
+            chosen = [e for e in held if module in e and isinstance(held[e][1], list)
+                      and isinstance(held[e][1][0], bool) == is_claim]
+            if chosen:
+                sample.append(min(chosen, key=len))
+    assert len(sample) >= 4, sample
+    assert seeds.others(sample) == {expr: held[expr][1] for expr in sample}
+    assert all(held[expr][0] == Code(ROOT / "sim", (ROOT / "builder" / "expressions.py",
+                                                    ROOT / "builder" / "seeds.py")).expression(expr, names)
+               for expr in sample)
 
 
 class Fixed:

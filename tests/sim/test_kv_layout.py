@@ -630,3 +630,15 @@ def test_a_later_request_reuses_a_hybrids_prefix_only_if_the_checkpoint_fell_ins
         h.reused_tokens(-1)
     with pytest.raises(ValueError, match="block_size must be a whole number"):
         kv_layout.hybrid_state(ANCHOR, 0)
+
+
+def test_a_fit_is_over_the_trace_its_seed_draws():
+    # builder/seeds.py runs a lesson's shares on other seeds: the seed reaches the trace, and 0 is the default.
+    m, hw = presets.model("qwen3.8-27b"), presets.hardware("h100-sxm")
+    assert kv_layout.fit(m, hw, "orca", "contiguous-max", seed=0) == kv_layout.fit(m, hw, "orca", "contiguous-max")
+    other = kv_layout.fit(m, hw, "orca", "contiguous-max", seed=1)
+    assert other.usage == kv_layout.usage([kv_layout.Request(0, p, o) for p, o in traces.lengths("orca", 1000, 1)],
+                                          "contiguous-max")
+    assert other.token_share != kv_layout.fit(m, hw, "orca", "contiguous-max").token_share
+    rows = kv_layout.block_size_tradeoff(m, hw, sizes=(16,), seed=1)
+    assert rows[0].token_share == kv_layout.fit(m, hw, "orca", "paged", 16, seed=1).token_share
