@@ -24,6 +24,7 @@ Contrast is WCAG's: (L1 + 0.05) / (L2 + 0.05) of relative luminances.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import pytest
@@ -123,6 +124,7 @@ def luminance(rgb) -> float:
     return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
+@functools.cache
 def contrast(a, b) -> float:
     hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
     return (hi + 0.05) / (lo + 0.05)
@@ -145,17 +147,30 @@ def faint_boundaries(diagram: dict) -> list[str]:
                "outline": over(s["stroke"], background) if s["stroke"] else None} for s in diagram["shapes"]]
     faint = set()
     for i, a in enumerate(shapes):
-        outline_a = [a["outline"]] if a["outline"] else []
-        if not seen(a["colour"], background, outline_a):
+        if not seen(a["colour"], background, [a["outline"]] if a["outline"] else []):
             faint.add(f"{a['what']} {diagram['shapes'][i]['fill']} on the background {diagram['background']}: "
                       f"{contrast(a['colour'], background):.2f}:1")
-        for b in shapes[i + 1:]:
-            if a["colour"] == b["colour"] or not any(touch(p, q) for p in a["boxes"] for q in b["boxes"]):
-                continue
-            if not seen(a["colour"], b["colour"], outline_a + ([b["outline"]] if b["outline"] else [])):
-                faint.add(f"{a['what']} {a['fill']} next to {b['what']} {b['fill']}: "
-                          f"{contrast(a['colour'], b['colour']):.2f}:1")
+    for i, j in touching_pairs(shapes):
+        a, b = shapes[i], shapes[j]
+        if not seen(a["colour"], b["colour"], [o for o in (a["outline"], b["outline"]) if o]):
+            faint.add(f"{a['what']} {a['fill']} next to {b['what']} {b['fill']}: "
+                      f"{contrast(a['colour'], b['colour']):.2f}:1")
     return sorted(faint)
+
+
+def touching_pairs(shapes: list[dict]) -> set[tuple[int, int]]:
+    """Every pair (i < j) of shapes of different colours with boxes that touch. A sweep along x: the boxes in order
+    of their left edge, each held against those that start before it ends (a diagram has thousands of cells, and
+    the pairs that touch are few)."""
+    boxes = sorted((box[0], box, k) for k, shape in enumerate(shapes) for box in shape["boxes"])
+    pairs, active = set(), []
+    for left, box, k in boxes:
+        active = [(end, other, m) for end, other, m in active if end + TOUCH > left]
+        for _, other, m in active:
+            if m != k and shapes[m]["colour"] != shapes[k]["colour"] and touch(box, other):
+                pairs.add((min(m, k), max(m, k)))
+        active.append((box[2], box, k))
+    return pairs
 
 
 def faint_on_page(page, url: str) -> dict[str, list[str]]:

@@ -17,9 +17,8 @@ def written_build(site: Path) -> dict:
     return json.loads(match.group(1))
 
 
-def test_the_site_root_has_a_service_worker_listing_every_asset_with_its_hash(tmp_path):
-    site = tmp_path / "_site"
-    build.build(build.Paths(out=site))
+def test_the_site_root_has_a_service_worker_listing_every_asset_with_its_hash(built_site):
+    site = built_site
     written = written_build(site)
     assert PLACEHOLDER not in (site / "sw.js").read_text(encoding="utf-8")
     files, later = written["files"], written["later"]
@@ -60,20 +59,18 @@ def test_a_template_without_its_placeholder_is_refused(tmp_path):
         service_worker(template, {})
 
 
-def test_only_published_pages_register_the_service_worker(tmp_path):
+def test_only_published_pages_register_the_service_worker(built_site, tmp_path):
     # The development server's preview must always show the files just built, never a kept copy.
-    published, preview = tmp_path / "published", tmp_path / "preview"
-    build.build(build.Paths(out=published))
+    published, preview = built_site, tmp_path / "preview"
     build.build(build.Paths(out=preview, dev=True))
     assert 'data-service-worker="sw.js"' in (published / "prefill-decode" / "index.html").read_text(encoding="utf-8")
     assert "data-service-worker" not in (preview / "prefill-decode" / "index.html").read_text(encoding="utf-8")
 
 
-def test_every_file_named_by_its_hash_is_served_from_the_cache_first(tmp_path):
+def test_every_file_named_by_its_hash_is_served_from_the_cache_first(built_site):
     # A hashed name never changes its bytes: asking the network first would cost each boot a round trip per file
     # (the cut standard library's zip, named as the simulator's is, was at first left out of the pattern).
-    site = tmp_path / "_site"
-    build.build(build.Paths(out=site))
+    site = built_site
     source = (site / "sw.js").read_text(encoding="utf-8")
     immutable = re.compile(re.search(r"const IMMUTABLE = /(.*)/;\n", source).group(1).replace(r"\/", "/"))
     hashed = [path for path in written_build(site)["files"] if re.search(r"-[0-9a-f]{8,}(\.\w+|/)", path)]

@@ -8,7 +8,6 @@ import re
 
 import pytest
 
-import build
 from builder import scenarios
 from sim import widgets
 
@@ -32,10 +31,8 @@ def rounds_to(number: str, seen: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    out = tmp_path_factory.mktemp("scenario-links") / "_site"
-    build.build(build.Paths(out=out))
-    return out
+def site(built_site):
+    return built_site  # the run's one build of the real site (tests/conftest.py)
 
 
 def same(a, b) -> bool:

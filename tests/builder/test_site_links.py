@@ -6,8 +6,6 @@ from urllib.parse import urldefrag, urlparse
 
 import pytest
 
-import build
-
 
 class PageParser(html.parser.HTMLParser):
     def __init__(self):
@@ -24,10 +22,8 @@ class PageParser(html.parser.HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def real_site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("links") / "_site"
-    build.build(build.Paths(out=out))
-    return out
+def real_site(built_site) -> Path:
+    return built_site  # the run's one build of the real site (tests/conftest.py)
 
 
 def parse(path: Path) -> PageParser:
