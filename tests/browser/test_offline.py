@@ -8,7 +8,14 @@ import yaml
 from playwright.sync_api import expect
 
 import build
-from tests.browser.conftest import ALL_READY, READY_TIMEOUT_MS, cpython_view, eventually, wait_for_output
+from tests.browser.conftest import (
+    ALL_READY,
+    READY_TIMEOUT_MS,
+    cpython_view,
+    eventually,
+    some_lessons,
+    wait_for_output,
+)
 from tests.browser.test_lessons import AXE, violations
 from tests.browser.test_search import WORDS, result_urls, search
 
@@ -49,8 +56,7 @@ def caches_become(page, predicate: str, arg=None) -> None:
 @pytest.fixture
 def own_site(tmp_path, serve):
     """A site of this test's own, to rebuild while a browser has it open: (paths, server)."""
-    lessons, static = tmp_path / "lessons", tmp_path / "static"
-    shutil.copytree(build.ROOT / "lessons", lessons)
+    lessons, static = some_lessons(tmp_path / "lessons", {LESSON.strip("/")}), tmp_path / "static"
     shutil.copytree(build.ROOT / "site" / "static", static)
     paths = build.Paths(out=tmp_path / "_site", lessons=lessons, static=static)
     build.build(paths)
@@ -221,8 +227,7 @@ def test_a_rebuilt_site_is_served_fresh_once_online(browser, own_site):
 
 def test_two_sites_on_one_origin_keep_their_own_offline_copies(browser, tmp_path, serve):
     """Two courses on one github.io account: a visit to the second, a build of its own, leaves the first's copy."""
-    lessons = tmp_path / "lessons"
-    shutil.copytree(build.ROOT / "lessons", lessons)
+    lessons = some_lessons(tmp_path / "lessons", {LESSON.strip("/")})
     build.build(build.Paths(out=tmp_path / "origin" / "one", lessons=lessons))
     lesson = lessons / "zh" / "prefill-decode.md"
     lesson.write_text(lesson.read_text(encoding="utf-8").replace("\ntitle: ", "\ntitle: 另一门课 ", 1), encoding="utf-8")
@@ -251,8 +256,7 @@ def test_two_sites_on_one_origin_keep_their_own_offline_copies(browser, tmp_path
 def test_an_older_builds_unnamed_cache_goes_only_if_it_is_this_sites(browser, tmp_path, serve):
     """Builds before caches were named by site called theirs "inferlab-<version>": the next build of a site
     deletes such a cache when everything in it is that site's, and leaves another site's."""
-    lessons, static = tmp_path / "lessons", tmp_path / "static"
-    shutil.copytree(build.ROOT / "lessons", lessons)
+    lessons, static = some_lessons(tmp_path / "lessons", {LESSON.strip("/")}), tmp_path / "static"
     shutil.copytree(build.ROOT / "site" / "static", static)
     paths = build.Paths(out=tmp_path / "origin" / "one", lessons=lessons, static=static)
     build.build(paths)

@@ -9,7 +9,14 @@ import pytest
 
 import build
 from builder.chromium import ARGS, executable
-from tests.browser.conftest import ALL_READY, READY_TIMEOUT_MS, cpython_view, eventually, wait_for_output
+from tests.browser.conftest import (
+    ALL_READY,
+    READY_TIMEOUT_MS,
+    cpython_view,
+    eventually,
+    some_lessons,
+    wait_for_output,
+)
 
 # Each test starts from a browser that has never run this site: what it tests is how Python is started or kept.
 pytestmark = pytest.mark.own_context
@@ -179,7 +186,8 @@ def test_a_rebuilt_simulator_is_never_served_by_the_old_python_or_snapshot(brows
     kept = "shared" if shared else "restored"  # how a later page of one build finds Python
     sim = tmp_path / "sim"
     shutil.copytree(build.ROOT / "sim", sim, ignore=shutil.ignore_patterns("__pycache__"))
-    paths = build.Paths(out=tmp_path / "_site", sim=sim)
+    lessons = some_lessons(tmp_path / "lessons", {FIRST.strip("/"), NEXT.strip("/")})
+    paths = build.Paths(out=tmp_path / "_site", sim=sim, lessons=lessons)
     build.build(paths)
     server = serve(paths.out)
     context = browser.new_context()
