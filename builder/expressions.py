@@ -8,7 +8,9 @@ Example: 约 {sim}`ms(decode(anchor, h100, batch=1, context=4).time_s)` -> 约 1
 
 from __future__ import annotations
 
+import json
 import math
+import sys
 
 from builder import seeds
 from sim import (
@@ -138,3 +140,23 @@ def _text(expr: str, value) -> str:
         raise ExpressionError(f"expression {expr!r} gave {value!r}; format numbers with a formatter "
                               "(ms, dur, sig, grouped, fixed, pct, gb, mb, bytes_, flops_)")
     return value if isinstance(value, str) else f"{value:,}"
+
+
+def on_seed(expressions: list[str], seed: int) -> dict:
+    """Every expression's value on one trace seed (builder/seeds.py): a seeded figure's number, a claim's truth, or
+    {"error": text}. In a worker of seeds.others(), whose simulator caches the expressions share."""
+    names, out = namespace(), {}
+    for expr in expressions:
+        calls = seeds.Calls()
+        try:
+            out[expr] = seeds.value_of(value(expr, seeds.reseeded(names, seed, calls)), calls)
+        except ExpressionError as e:
+            out[expr] = {"error": f"on seed {seed}: {e}"}
+        if isinstance(out[expr], float) and not math.isfinite(out[expr]):
+            out[expr] = {"error": f"on seed {seed}: {out[expr]}"}
+    return out
+
+
+if __name__ == "__main__":  # seeds.others()'s worker: {"expressions": [...], "seeds": [...]} in, {seed: {expr: value}}
+    job = json.loads(sys.stdin.read())
+    json.dump({k: on_seed(job["expressions"], k) for k in job["seeds"]}, sys.stdout)

@@ -19,7 +19,7 @@ traces take a str seed and are left alone: sampling's and speculative decoding's
 a workload.)
 
 The ten other seeds cost about ten times the figures themselves (a few minutes for the serving lessons), so they are
-computed in parallel, one process per seed, and kept in the frozen store (builder/frozen.py, kind "seeds") like every
+computed in parallel, one process per core, and kept in the frozen store (builder/frozen.py, kind "seeds") like every
 other figure, for the code they depend on.
 """
 
@@ -27,12 +27,11 @@ from __future__ import annotations
 
 import inspect
 import json
-import math
 import os
 import subprocess
 import sys
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sim import display
@@ -47,10 +46,7 @@ class Calls:
     """What one evaluation did: whether it called a seeded function, and each formatter it called, in order."""
 
     seeded: bool = False
-    formatted: list = None  # [(formatter, args, kwargs)]
-
-    def __post_init__(self):
-        self.formatted = []
+    formatted: list = field(default_factory=list)  # [(formatter, args, kwargs)]
 
 
 class _Reseeded:
@@ -146,13 +142,13 @@ def problem(calls: Calls) -> str | None:
 
 def others(expressions: list[str]) -> dict[str, list]:
     """Each expression on the ten other seeds: {expr: [value on seed k for k in SEEDS]} (an entry {"error": text}
-    where it failed), the seeds dealt to one process per core (`python -m builder.seeds`: each its own simulator
-    caches, shared by the expressions on a seed)."""
+    where it failed), the seeds dealt to one process per core (`python -m builder.expressions`, which evaluates them:
+    each its own simulator caches, shared by the expressions on a seed)."""
     if not expressions:
         return {}
     workers = max(1, min(len(SEEDS), os.cpu_count() or 1))
     dealt = [SEEDS[k::workers] for k in range(workers)]
-    runs = [subprocess.Popen([sys.executable, "-m", "builder.seeds"], cwd=ROOT, stdin=subprocess.PIPE,
+    runs = [subprocess.Popen([sys.executable, "-m", "builder.expressions"], cwd=ROOT, stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True) for _ in dealt]
     for run, some in zip(runs, dealt):
         run.stdin.write(json.dumps({"expressions": expressions, "seeds": list(some)}))
@@ -161,31 +157,10 @@ def others(expressions: list[str]) -> dict[str, list]:
     for run in runs:
         out = run.stdout.read()
         if run.wait() != 0:
-            raise RuntimeError(f"builder.seeds exited with status {run.returncode}")
+            raise RuntimeError(f"builder.expressions exited with status {run.returncode}")
         found.update({int(k): v for k, v in json.loads(out).items()})
     out = {}
     for expr in expressions:
         failed = next((found[k][expr] for k in SEEDS if isinstance(found[k][expr], dict)), None)
         out[expr] = failed or [found[k][expr] for k in SEEDS]
     return out
-
-
-def _on_seed(expressions: list[str], seed: int) -> dict:
-    """Every expression's value on one seed (in a worker: its own simulator caches, shared by the expressions)."""
-    from builder.expressions import ExpressionError, namespace, value
-
-    names, out = namespace(), {}
-    for expr in expressions:
-        calls = Calls()
-        try:
-            out[expr] = value_of(value(expr, reseeded(names, seed, calls)), calls)
-        except ExpressionError as e:
-            out[expr] = {"error": f"on seed {seed}: {e}"}
-        if isinstance(out[expr], float) and not math.isfinite(out[expr]):
-            out[expr] = {"error": f"on seed {seed}: {out[expr]}"}
-    return out
-
-
-if __name__ == "__main__":  # a worker of others(): {"expressions": [...], "seeds": [...]} in, {seed: {expr: value}} out
-    job = json.loads(sys.stdin.read())
-    json.dump({k: _on_seed(job["expressions"], k) for k in job["seeds"]}, sys.stdout)
