@@ -6,11 +6,11 @@ the figures and claims from a random trace come to on ten other traces (builder/
 widgets (sim/kit Widget(slow=True): serving simulations, hundreds of ms each) pre-rendered for the lessons. Each is a
 function of part of the simulator's code, so each is kept with the fingerprint of that part (`Code`): for an
 expression, builder/expressions.py (the names it sees), builder/seeds.py and the modules its names come from; for a
-view, its widget's
-module; either way with every module of sim/ those import, transitively, and every data file under sim/ (the
-presets). A result whose fingerprint has changed is not used: the build computes it again, and `build.py build`
-writes the store anew. So an edit to sim/sampling.py recomputes the figures that import it, and not the serving
-simulations. Nothing else is frozen (templates, Markdown, the other widgets' views are cheap and always made afresh).
+view, its widget's module; either way with every module of sim/ those import, transitively, and every data file
+under sim/ (the presets). A result whose fingerprint has changed is not used: the build computes it again, and
+`build.py build` writes the store anew. So an edit to sim/sampling.py recomputes the figures that import it, and not
+the serving simulations. Nothing else is frozen (templates, Markdown, the other widgets' views are cheap and always
+made afresh).
 
 Why: a build in a fresh process spends nearly all its time in the serving simulations behind the lessons' goodput
 and steady-state figures (about 20 s of 24 s on the development machine, 2026-12). A fresh clone, `build.py
@@ -149,7 +149,7 @@ class Frozen:
                 self.held = {kind: dict(data.get(kind, {})) for kind in self.held}
         self.used: dict[str, dict] = {kind: {} for kind in self.held}
         self.computed = 0  # results this build could not take from the store
-        self.pending: dict[str, dict] = {}  # seeded expressions whose other seeds are still to compute: expr -> names
+        self.pending: dict[str, str] = {}  # seeded expressions whose other seeds are still to compute -> fingerprint
 
     def expression(self, expr: str, names: dict, compute: Callable[[], str]) -> str:
         """The text of {sim}`expr`, evaluated over `names` by `compute`."""
@@ -162,16 +162,13 @@ class Frozen:
     def seeds(self, expr: str, names: dict) -> list | dict | None:
         """What a seeded expression comes to on the other seeds (builder/seeds.py), or None while they are still to
         compute: compute_pending() computes every one a build asked for at once, in parallel."""
-        kind, used = "seeds", self.used["seeds"]
+        used = self.used["seeds"]
         if expr not in used:
             code = self.code.expression(expr, names) if self.code is not None else ""
-            held = self.held[kind].get(expr)
-            if self.code is not None and kind in self.reuse and isinstance(held, list) and len(held) == 2 \
-                    and held[0] == code:
-                used[expr] = held
-            else:
+            if (held := self._held("seeds", expr, code)) is None:
                 self.pending[expr] = code
                 return None
+            used[expr] = held
         return used[expr][1]
 
     def compute_pending(self, others: Callable[[list[str]], dict]) -> None:
@@ -195,14 +192,20 @@ class Frozen:
         used = self.used[kind]
         if key not in used:
             code = fingerprint() if self.code is not None else ""
-            held = self.held[kind].get(key)
-            if self.code is not None and kind in self.reuse and isinstance(held, list) and len(held) == 2 \
-                    and held[0] == code:
+            if (held := self._held(kind, key, code)) is not None:
                 used[key] = held
             else:
                 used[key] = [code, compute()]
                 self.computed += 1
         return used[key][1]
+
+    def _held(self, kind: str, key: str, code: str) -> list | None:
+        """The file's entry for `key`, if this build may take it: computed by the same code."""
+        held = self.held[kind].get(key)
+        if self.code is not None and kind in self.reuse and isinstance(held, list) and len(held) == 2 \
+                and held[0] == code:
+            return held
+        return None
 
     def save(self, failed: bool = False) -> bool:
         """Write what this build used (and nothing it did not) if that differs from the file; True if written.
