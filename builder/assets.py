@@ -20,7 +20,8 @@ VENDOR = (
     ("pyodide", ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "pyodide-lock.json"), "pyodide"),
     ("plotly.js-basic-dist-min", ("plotly-basic.min.js",), "plotly"),
 )
-SIM_SUFFIXES = {".py", ".json"}
+SIM_SUFFIXES = {".py", ".json", ".jsonl", ".csv"}
+SIM_LEFT_OUT = ("data/profiles",)  # read in CPython only (sim/measured.py PROFILES): not sent to the browser
 ZIP_EPOCH = (2020, 1, 1, 0, 0, 0)  # fixed timestamps: the same sources always give the same zip and name
 
 
@@ -101,7 +102,8 @@ def pack_sim(sim_dir: Path, cache_dir: Path | None = None) -> tuple[str, bytes]:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
         for path in sorted(sim_dir.rglob("*")):
-            if path.is_file() and path.suffix in SIM_SUFFIXES and "__pycache__" not in path.parts:
+            if path.is_file() and path.suffix in SIM_SUFFIXES and "__pycache__" not in path.parts \
+                    and not path.relative_to(sim_dir).as_posix().startswith(SIM_LEFT_OUT):
                 info = zipfile.ZipInfo(f"sim/{path.relative_to(sim_dir).as_posix()}", ZIP_EPOCH)
                 info.compress_type = zipfile.ZIP_DEFLATED
                 data = path.read_bytes()

@@ -25,6 +25,7 @@ from sim import (
     model_size,
     presets,
     quantization,
+    replay,
     roofline,
     sampling,
     scheduler,
@@ -33,6 +34,7 @@ from sim import (
     speculative,
     traces,
 )
+from sim import measured as measured_data
 from sim.display import (
     fmt_bytes,
     fmt_duration,
@@ -73,6 +75,9 @@ def namespace() -> dict:
         "quantization": quantization,  # quantization: quantize-tensor, quant-roofline
         "attention": attention,  # attention-variants: kv-heads, kv-capacity-curves
         "sampling": sampling,  # sampling: sampling, sampling-cost
+        # measured data beside the bound: prefill-decode (measured-matmul), pd-disaggregation (engine-replay)
+        "measured_data": measured_data, "replay": replay,
+        "rtx4090": presets.hardware("rtx-4090"), "llama31": presets.model("llama-3.1-8b"),
         "decode_run": serving.decode_run, "batch_point": batching.batch_point, "request": latency.request,
         # a figure for configurations that do not fit in memory, which its sentence says (sim/feasibility.py)
         "as_if_it_fit": feasibility.as_if_it_fit,

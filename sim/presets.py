@@ -44,6 +44,7 @@ class Hardware:
     nvlink_source: str = ""
     fp8_peak_flops_per_s: float | None = None  # dense FP8 tensor-core peak; None on a GPU without FP8 tensor cores
     fp8_source: str = ""
+    menus: bool = True  # offered in the widgets' GPU menus; False for a GPU only measured data uses
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ class Model:
     mtp_layers: int = 0
     vision: Vision | None = None
     weight_bytes_per_param: int = 2  # BF16 checkpoints
+    menus: bool = True  # offered in the widgets' model menus; False for a model only measured data uses
 
     @property
     def full_attention_layers(self) -> int:
@@ -136,7 +138,8 @@ def _hardware_table() -> dict[str, Hardware]:
             short_name=e["short_name"],
             peak_flops_per_s=_si(e["bf16_dense_tflops"], 10**12),
             bandwidth_bytes_per_s=_si(e["hbm_tb_per_s"], 10**12),
-            memory_bytes=_si(e["reported_memory_mib"], 2**20),
+            memory_bytes=(_si(e["reported_memory_mib"], 2**20) if "reported_memory_mib" in e
+                          else float(e["reported_memory_bytes"])),
             source=e["source"],
             datasheet_memory_bytes=_si(e["hbm_gb"], 10**9),
             memory_source=e["memory_source"],
@@ -146,6 +149,7 @@ def _hardware_table() -> dict[str, Hardware]:
             nvlink_source=e.get("nvlink_source", ""),
             fp8_peak_flops_per_s=_si(e["fp8_dense_tflops"], 10**12) if "fp8_dense_tflops" in e else None,
             fp8_source=e["fp8_source"],
+            menus=e.get("menus", True),
         )
     return table
 
@@ -194,12 +198,15 @@ def measurement(key: str) -> Measurement:
     return _measurement_table()[check_choice("measurement", key, _measurement_table())]
 
 
-def hardware_keys() -> list[str]:
-    return list(_hardware_table())
+def hardware_keys(every: bool = False) -> list[str]:
+    """The GPUs the widgets' menus offer; with `every`, also those only measured data uses (the RTX 4090 of a
+    replayed vLLM run), which the menus leave out (a 24 GB card holds few of the course's models)."""
+    return [k for k, hw in _hardware_table().items() if every or hw.menus]
 
 
-def model_keys() -> list[str]:
-    return list(_model_table())
+def model_keys(every: bool = False) -> list[str]:
+    """The models the widgets' menus offer; with `every`, also those only measured data uses."""
+    return [k for k, m in _model_table().items() if every or m.menus]
 
 
 def hardware(key: str) -> Hardware:

@@ -27,6 +27,7 @@ from sim import (
     interference,
     kv_layout,
     latency,
+    measured,
     model_size,
     presets,
     quantization,
@@ -75,6 +76,23 @@ TEXT = {
             "一共 {gb:.1f} GB。",
         "kv-7b-2048-32.mistake.gib":
             "{mistake:.1f} 是以 GiB（2³⁰ 字节）为单位的数。本课程的 GB 是 10⁹ 字节：{bytes:,} B = {gb:.1f} GB。",
+        "measured-knee-a100":
+            "实测 1 个 token {t1:.3f} ms；64 个 {t64:.3f} ms；128 个 {t128:.3f} ms；256 个 {t256:.3f} ms。"
+            "按数据手册的速率，拐点在 {bound:.0f} 个 token，接近拐点强度 {peak:g} TFLOP/s ÷ {bandwidth:g} TB/s = "
+            "{ridge:.0f} FLOP/B（token 数远小于矩阵边长时，强度约等于 token 数）。实测达到带宽的 {bw:.0%}"
+            "（1 个 token 时）和峰值算力的 {fl:.0%}（4,096 个时）；按这两个速率，拐点在 {value:.0f} 个 token",
+        "measured-knee-a100.mistake.every_token":
+            "{mistake:.0f} 个 token 是以为每多一个 token 时间就跟着涨。"
+            "可 1 个和 64 个 token 的实测时间一样（{t1:.3f} ms 对 {t64:.3f} ms）："
+            "拐点以下，时间是把 {mb:.0f} MB 权重读一遍，多出来的算术藏在读数据的时间里。"
+            "拐点在 {value:.0f} 个 token 左右。",
+        "measured-knee-a100.mistake.one_byte":
+            "约 {mistake:.0f} 是按每个元素 1 字节算的强度（每个 token 每字节 2 FLOP）。"
+            "FP16 每个元素 2 字节，乘加的 2 和字节数的 2 正好约掉，强度约等于 token 数，"
+            "拐点约等于 {peak:g} ÷ {bandwidth:g} ≈ {ridge:.0f}；按实测比例是 {value:.0f} 个 token。",
+        "measured-knee-a100.mistake.fp32":
+            "约 {mistake:.0f} 是按每个元素 4 字节（FP32）算的强度。Vidur 测的是 FP16，每个元素 2 字节，"
+            "强度约等于 token 数，拐点约 {ridge:.0f}；按实测比例是 {value:.0f} 个 token。",
         "e2e-latency": "TTFT + TPOT × 输出长度 = {ttft:g} s + {tpot:g} s × {tokens} = {value:.1f} s",
         "e2e-latency.mistake.no_ttft":
             "{mistake:g} s 只算了 TPOT × 输出长度，漏了 TTFT：第一个 token 出来之前还要等 {ttft:g} s。"
@@ -403,6 +421,25 @@ TEXT = {
             "{element} bytes per element, {gb:.1f} GB in all.",
         "kv-7b-2048-32.mistake.gib":
             "{mistake:.1f} is the figure in GiB (2³⁰ bytes). This course's GB is 10⁹ bytes: {bytes:,} B = {gb:.1f} GB.",
+        "measured-knee-a100":
+            "Measured at 1 token: {t1:.3f} ms; at 64: {t64:.3f} ms; at 128: {t128:.3f} ms; at 256: {t256:.3f} ms. "
+            "At the datasheet's rates the knee is at {bound:.0f} tokens, near the ridge {peak:g} TFLOP/s ÷ "
+            "{bandwidth:g} TB/s = {ridge:.0f} FLOP/B (with far fewer tokens than the matrix's edges, the intensity "
+            "is about the token count). The matmul reaches {bw:.0%} of the bandwidth at 1 token and {fl:.0%} of the "
+            "peak at 4,096 tokens; at those rates the knee is at {value:.0f} tokens",
+        "measured-knee-a100.mistake.every_token":
+            "{mistake:.0f} token is the guess that every extra token costs time. Yet 1 and 64 tokens take the same "
+            "measured time ({t1:.3f} ms and {t64:.3f} ms): below the knee the time is one read of the {mb:.0f} MB "
+            "of weights, and the extra arithmetic hides under it. The knee is near {value:.0f} tokens.",
+        "measured-knee-a100.mistake.one_byte":
+            "About {mistake:.0f} comes from an intensity counted at 1 byte per element (2 FLOPs per byte per "
+            "token). FP16 takes 2 bytes per element, so the multiply-add's 2 and the bytes' 2 cancel: the intensity "
+            "is about the token count, and the knee about {peak:g} ÷ {bandwidth:g} ≈ {ridge:.0f}; at the measured "
+            "shares, {value:.0f} tokens.",
+        "measured-knee-a100.mistake.fp32":
+            "About {mistake:.0f} comes from an intensity counted at 4 bytes per element (FP32). Vidur measured "
+            "FP16, 2 bytes per element, so the intensity is about the token count and the knee about {ridge:.0f}; "
+            "at the measured shares, {value:.0f} tokens.",
         "e2e-latency": "TTFT + TPOT × output length = {ttft:g} s + {tpot:g} s × {tokens} = {value:.1f} s",
         "e2e-latency.mistake.no_ttft":
             "{mistake:g} s counts only TPOT × output length and forgets TTFT: the first token takes {ttft:g} s to "
@@ -872,6 +909,18 @@ def _h100_vs_a100_decode() -> tuple[float, dict]:
                        value=value, compute=serving.compute_ratio(h100, a100))
 
 
+def _measured_knee_a100() -> tuple[float, dict]:
+    gpu, op = "a100", "mlp_up_proj"
+    hw = presets.hardware(measured.VIDUR_GPUS[gpu])
+    bw, fl = measured.achieved_fractions(gpu, op)
+    knee = measured.knee_tokens(hw, op, bw, fl)
+    inner, cols = measured.matmul_shape(op)
+    return knee, dict(value=knee, bound=measured.knee_tokens(hw, op), bw=bw, fl=fl, ridge=roofline.ridge_point(hw),
+                      peak=hw.peak_flops_per_s / 1e12, bandwidth=hw.bandwidth_bytes_per_s / 1e12,
+                      mb=2 * inner * cols / 1e6, **{f"t{n}": measured.measured_s(gpu, op, n) * 1e3
+                                                    for n in (1, 64, 128, 256)})
+
+
 def _kv_7b() -> tuple[float, dict]:
     m = presets.model("llama-2-7b")
     tokens, requests = 2048, 32
@@ -1272,6 +1321,11 @@ QUESTIONS = {q.key: q for q in (
     )),
     Question("h100-vs-a100-decode", "×", 0.05, _h100_vs_a100_decode, (
         Mistake("compute", lambda n: n["compute"]),
+    )),
+    Question("measured-knee-a100", "tokens", 0.25, _measured_knee_a100, (
+        Mistake("every_token", lambda n: 1),
+        Mistake("one_byte", lambda n: n["ridge"] / 2),
+        Mistake("fp32", lambda n: n["ridge"] * 2),
     )),
     Question("kv-7b-2048-32", "GB", 0.05, _kv_7b, (
         Mistake("no_k_and_v", lambda n: n["k_only"] / 1e9),

@@ -192,6 +192,15 @@ class StepCost:
         KV rows read and one row written per decoder."""
         return max(self.pair_s * context_sum, self.kv_row_s * (context_sum + decoders)) if decoders else 0.0
 
+    def chunk_step_s(self, chunks, sampled: int, decoders: int, context_sum: int, states: int) -> float:
+        """One step of chunked prefill: `chunks` (tokens before, chunk) of prompts, `decoders` requests' next tokens
+        against contexts summing to `context_sum`, `sampled` tokens producing logits, `states` recurrent states
+        read or written. The operations in time_s's order: a whole prompt's step equals time_s's to the last bit."""
+        tokens = sum(chunk for _, chunk in chunks)
+        return (self.matmuls_s(tokens + decoders, sampled)
+                + math.fsum(self.chunk_attention_s(chunk, before) for before, chunk in chunks)
+                + self.decode_attention_s(decoders, context_sum) + self.state_s * states)
+
     def time_s(self, prompt_tokens: int, prefill_attention_s: float, decoders: int, context_sum: int,
                joiners: int) -> float:
         """One step: joiners' prompts (their attention precomputed) plus `decoders` requests whose cached
@@ -697,31 +706,36 @@ ROLES = ("both", "prefill", "decode")  # what one GPU runs: both phases, or one 
 
 def schedule(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy: str = DEFAULT_KV_POLICY,
              state_dtype: str = "fp32", cost: StepCost | None = None, token_budget: int | None = None,
-             role: str = "both") -> Schedule:
+             role: str = "both", kv_blocks: int | None = None) -> Schedule:
     """Serve `reqs` (ids 0..n-1 in arrival order) on one GPU under `policy`; see the module docstring.
 
     Continuous batching only, with paged KV: `token_budget` chunks prompts as vLLM V1 does (_Simulation.run_chunked);
     role "prefill" computes only prompts, in chunks (a request is done with its first token), and role "decode"
     takes requests whose prompt's KV arrives with them (each request's arrival is its KV's) and generates all their
     tokens: as an engine must, its first step with a request recomputes the prompt's last token (the one whose
-    logits give the first token; the request brings the KV of the others) and samples the first token there."""
-    sim = _checked(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role)
+    logits give the first token; the request brings the KV of the others) and samples the first token there.
+
+    Paged only: `kv_blocks` replaces the memory beside the checkpoint with the KV pool an engine reported, that many
+    blocks of BLOCK_SIZE tokens (vLLM's num_gpu_blocks), admitted without a watermark as vLLM V1's KV cache manager
+    admits (it allocates while the free blocks suffice); sim/replay.py replays a real run so."""
+    sim = _checked(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role, kv_blocks)
     sim.run()
     return sim.result(len(sim.reqs), policy, max_batch, kv_policy)
 
 
 def served(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy: str = DEFAULT_KV_POLICY,
            state_dtype: str = "fp32", cost: StepCost | None = None, token_budget: int | None = None,
-           role: str = "both") -> tuple[Served, ...]:
+           role: str = "both", kv_blocks: int | None = None) -> tuple[Served, ...]:
     """schedule(...).requests, for a caller that reads nothing else: the steps are not recorded."""
-    sim = _checked(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role)
+    sim = _checked(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role, kv_blocks)
     sim.segments = None
     sim.run()
     return sim.result(len(sim.reqs), policy, max_batch, kv_policy, requests_only=True)
 
 
 def _checked(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy: str, state_dtype: str,
-             cost: StepCost | None, token_budget: int | None, role: str) -> _Simulation:
+             cost: StepCost | None, token_budget: int | None, role: str,
+             kv_blocks: int | None = None) -> _Simulation:
     """schedule()'s arguments checked, and its run set up."""
     check_choice("policy", policy, POLICIES)
     check_choice("kv_policy", kv_policy, KV_POLICIES)
@@ -733,7 +747,15 @@ def _checked(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_polic
         raise ValueError("a token budget or a single role needs continuous batching with paged KV")
     if (role == "prefill" and token_budget is None) or (role == "decode" and token_budget is not None):
         raise ValueError("a prefill instance needs a token budget, a decode instance none")
-    return _simulation(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role)
+    if kv_blocks is not None:
+        kv_blocks = check_int("kv_blocks", kv_blocks, 1, 10**9)
+        if kv_policy != "paged":
+            raise ValueError("kv_blocks needs paged KV")
+    sim = _simulation(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role)
+    if kv_blocks is not None:
+        sim.capacity = kv_blocks * sim.block_bytes
+        sim.watermark = 0
+    return sim
 
 
 def _simulation(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy: str, state_dtype: str,
@@ -1194,18 +1216,15 @@ class _Simulation:
         samples its next token (its first, unless recomputing). Costed as interference.step: the chunk's attention
         over the earlier chunks and itself, its state written once or carried on."""
         cost, reqs = self.cost, self.reqs
-        tokens, state, attention, completing = 0, 2 * self.decoders, [], []
+        state, completing = 2 * self.decoders, []
         for i, before, chunk in parts:
             if self.start[i] is None:
                 self.start[i] = self.t
-            tokens += chunk
-            attention.append(cost.chunk_attention_s(chunk, before))
             state += 1 if before == 0 else 2
             if before + chunk == reqs[i].prompt_tokens + self.generated[i]:
                 completing.append(i)
-        # The operations in StepCost.time_s's order: a whole prompt's step equals prefill_step's to the last bit.
-        dt = (cost.matmuls_s(tokens + self.decoders, self.decoders + len(completing)) + math.fsum(attention)
-              + cost.decode_attention_s(self.decoders, self.context_sum) + cost.state_s * state)
+        dt = cost.chunk_step_s([(before, chunk) for _, before, chunk in parts], self.decoders + len(completing),
+                               self.decoders, self.context_sum, state)
         if self.segments is not None:
             self.segments.append(Segment(self.t, 1, dt, 0.0, self.decoders + len(parts), len(parts)))
         self.t += dt

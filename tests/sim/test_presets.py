@@ -30,12 +30,13 @@ def test_hardware_figures_are_converted_to_si_exactly():
 def test_every_gpu_preset_has_the_memory_its_device_reports_and_a_source_for_it():
     with open(os.path.join(presets.PRESETS_DIR, "hardware.json"), encoding="utf-8") as f:
         raw = json.load(f)
-    assert set(raw) == set(presets.hardware_keys())
-    for key in presets.hardware_keys():
+    assert set(raw) == set(presets.hardware_keys(every=True))
+    for key in presets.hardware_keys(every=True):
         hw = presets.hardware(key)
-        mib = raw[key]["reported_memory_mib"]
-        assert isinstance(mib, int)
-        assert hw.memory_bytes == mib * 2**20, key
+        # nvidia-smi's MiB, or the bytes torch reports where that is the source (the replayed RTX 4090)
+        reported = raw[key].get("reported_memory_mib", raw[key].get("reported_memory_bytes"))
+        assert isinstance(reported, int)
+        assert hw.memory_bytes == (reported * 2**20 if "reported_memory_mib" in raw[key] else reported), key
         # A binary MiB figure of an "80 GB" part is more than the datasheet's decimal 80 x 10^9 B.
         assert hw.memory_bytes > hw.datasheet_memory_bytes > 0, key
         assert hw.memory_source.strip() and hw.source.strip(), key
@@ -49,9 +50,9 @@ def test_every_gpu_preset_has_the_memory_its_device_reports_and_a_source_for_it(
 def test_required_presets_exist_and_cite_a_source():
     assert {"a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200"} <= set(presets.hardware_keys())
     assert {"qwen3.8-27b", "qwen3-32b", "llama-2-7b"} <= set(presets.model_keys())
-    for key in presets.hardware_keys():
+    for key in presets.hardware_keys(every=True):
         assert presets.hardware(key).source
-    for key in presets.model_keys():
+    for key in presets.model_keys(every=True):
         assert presets.model(key).source
 
 
@@ -94,3 +95,17 @@ def test_llama_2_13b_has_the_parameter_count_of_its_checkpoint():
     # meta-llama/Llama-2-13b-hf: 13,015,864,320 parameters (BF16 safetensors, 26.03 GB).
     from sim import model_size
     assert model_size.resident_params(presets.model("llama-2-13b")) == 13_015_864_320
+
+
+def test_the_menus_leave_out_what_only_measured_data_uses_and_every_getter_finds_it():
+    assert "rtx-4090" not in presets.hardware_keys() and "rtx-4090" in presets.hardware_keys(every=True)
+    assert "llama-3.1-8b" not in presets.model_keys() and "llama-3.1-8b" in presets.model_keys(every=True)
+    rtx = presets.hardware("rtx-4090")
+    # GeForce: the FP32-accumulate tensor rate (165.2 TFLOPS dense), not the FP16-accumulate one (330.3)
+    assert (rtx.peak_flops_per_s, rtx.bandwidth_bytes_per_s) == (165.2e12, 1.008e12)
+    assert rtx.memory_bytes == 25_250_627_584 and not rtx.menus
+    llama = presets.model("llama-3.1-8b")
+    assert (llama.hidden, llama.intermediate, llama.layers, llama.vocab) == (4096, 14336, 32, 128256)
+    assert (llama.attention.q_heads, llama.attention.kv_heads, llama.attention.head_dim) == (32, 8, 128)
+    # about 8.03 B parameters with its untied LM head
+    assert model_size.resident_params(llama) == pytest.approx(8.03e9, rel=0.002)

@@ -129,7 +129,16 @@ EXAMPLE_P = (0.35, 0.25, 0.15, 0.10, 0.06, 0.04, 0.03, 0.02)
 SQUARES = sum(p**2 for p in EXAMPLE_P)  # 0.224
 ROOTS = sum(math.sqrt(p) for p in EXAMPLE_P)
 
+# The measured knee: Vidur's A100 timed Llama-2-7B's gate+up matmul (K = 4,096, N = 22,016, FP16) at 0.116 ms for
+# 1 token and 3.3655 ms for 4,096. The bandwidth it reaches is its bytes at 1 token over that time, the FLOP rate
+# its FLOPs at 4,096 over that time; the knee is where the two bounds at those rates meet.
+KNEE_KN, KNEE_K_PLUS_N = 4096 * 22016, 4096 + 22016
+KNEE_B = 2 * (KNEE_KN + KNEE_K_PLUS_N) / 0.116e-3
+KNEE_P = 2 * 4096 * KNEE_KN / 3.3655e-3
+KNEE = (KNEE_KN / KNEE_B) / (KNEE_KN / KNEE_P - KNEE_K_PLUS_N / KNEE_B)  # about 147 tokens
+
 EXPECTED = {
+    "measured-knee-a100": KNEE,
     "ceiling-7b-a100": 2.039e12 / 13_214_154_752,
     "h100-vs-a100-decode": 3.35 / 2.039,
     "kv-7b-2048-32": KV_GB,
@@ -184,6 +193,7 @@ MISTAKES = {
     "ceiling-7b-a100": {"per_parameter": 2.039e12 / LLAMA_PARAMS, "compute": 312e12 / (2 * LLAMA_PARAMS)},
     "h100-vs-a100-decode": {"compute": 989.5 / 312},
     "kv-7b-2048-32": {"no_k_and_v": KV_GB / 2, "fp32": KV_GB * 2, "gib": 32.0},
+    "measured-knee-a100": {"every_token": 1, "one_byte": 312 / 2.039 / 2, "fp32": 312 / 2.039 * 2},
     "e2e-latency": {"no_ttft": 12.5},
     "tpot-share": {"no_ttft": 100.0, "ttft_share": 0.2 / 12.7 * 100},
     "decode-mfu-7b-a100": {"per_parameter": 2 * MFU, "full": 100.0},
