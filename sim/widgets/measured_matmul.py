@@ -26,6 +26,7 @@ TEXT = {
         "knee_bound": "屋顶线的拐点（数据手册）",
         "knee_achieved": "按实测比例算的拐点",
         "unit.tokens": "{value} 个 token",
+        "datasheet": "（{gpu} SXM 的数据手册）",
         "trace.measured": "实测（Vidur，中位数）",
         "trace.bound": "屋顶线（数据手册）",
         "trace.achieved": "屋顶线 × 实测比例",
@@ -53,6 +54,7 @@ TEXT = {
         "knee_bound": "The roofline's knee (datasheet)",
         "knee_achieved": "The knee at the measured shares",
         "unit.tokens": "{value} tokens",
+        "datasheet": " (the {gpu} SXM datasheet)",
         "trace.measured": "measured (Vidur, median)",
         "trace.bound": "roofline (datasheet)",
         "trace.achieved": "roofline × measured shares",
@@ -110,14 +112,16 @@ def render(state) -> dict:
     full_flops = 2 * measured.FULL_TOKENS * inner * cols
     bandwidth_tb = hw.bandwidth_bytes_per_s / 1e12
     peak_tf = hw.peak_flops_per_s / 1e12
+    sheet = t["datasheet"].format(gpu=hw.short_name)
     derivations = {
         "bandwidth_fraction": f"2 × ({fmt_grouped(inner)} + {fmt_grouped(inner)} × {fmt_grouped(cols)} + "
                               f"{fmt_grouped(cols)}) B = {fmt_sig(flat_bytes / 1e6, 4)} MB; "
                               f"{fmt_sig(flat_bytes / 1e6, 4)} MB ÷ {fmt_sig(flat * 1e3)} ms = "
-                              f"{fmt_sig(flat_bytes / flat / 1e12)} TB/s; ÷ {_rate(bandwidth_tb)} TB/s = {fmt_pct(bw)}",
+                              f"{fmt_sig(flat_bytes / flat / 1e12)} TB/s; ÷ {_rate(bandwidth_tb)} TB/s{sheet} = "
+                              f"{fmt_pct(bw)}",
         "compute_fraction": f"2 × {fmt_grouped(measured.FULL_TOKENS)} × {fmt_grouped(inner)} × {fmt_grouped(cols)} = "
                             f"{fmt_sig(full_flops / 1e12, 4)} TFLOP; ÷ {fmt_sig(full * 1e3)} ms = "
-                            f"{fmt_sig(full_flops / full / 1e12)} TFLOP/s; ÷ {_rate(peak_tf)} TFLOP/s = "
+                            f"{fmt_sig(full_flops / full / 1e12)} TFLOP/s; ÷ {_rate(peak_tf)} TFLOP/s{sheet} = "
                             f"{fmt_pct(fl)}",
         "knee_bound": _knee_text(inner, cols, bandwidth_tb, peak_tf, knee),
         "knee_achieved": _knee_text(inner, cols, bandwidth_tb * bw, peak_tf * fl, achieved),
