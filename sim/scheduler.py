@@ -883,7 +883,7 @@ class _Simulation:
         self.origin = {}  # decoders in order of admission -> origin (see the class docstring)
         # Paged: the decoders' origins summed and counted by residue mod BLOCK_SIZE, so that their blocks at any step
         # take BLOCK_SIZE operations to count, not one per decoder (blocks_during runs every step).
-        self.origin_sum, self.residues = 0, [0] * BLOCK_SIZE
+        self.origin_sum, self.residues, self.residue_sum = 0, [0] * BLOCK_SIZE, 0  # the last: sum of r x residues[r]
         self.version, self.blocks_key, self.blocks_value = 0, None, 0  # blocks_during's last answer (see there)
         self.leave_at = {}
         self.segments = []  # None: not recorded (served())
@@ -914,13 +914,16 @@ class _Simulation:
     def blocks_during(self, step: int) -> int:
         """Paged: blocks the decoders hold during `step` (cached rows plus the one it writes)."""
         # Each decoder holds (step - o) // b + 1 blocks (ceil((step - o + 1) / b)); summed over them,
-        # sum((step - o) // b) = (D step - sum(o) - sum((step - o) mod b)) / b, and (step - o) mod b depends on o mod b.
+        # sum((step - o) // b) = (D step - sum(o) - sum((step - o) mod b)) / b, and (step - o) mod b depends on o mod b:
+        # with s = step mod b and r = o mod b it is s - r, plus b where r > s, so the remainders sum to
+        # D s - sum(r) + b x (decoders whose r > s).
         # The same step is asked about several times between two changes of the decoders (admission, preemption,
         # a run's length): the last answer is kept, keyed by the step and the decoders' version.
         if self.blocks_key == (step, self.version):
             return self.blocks_value
         b, d = BLOCK_SIZE, len(self.origin)
-        remainders = sum(n * ((step - r) % b) for r, n in enumerate(self.residues) if n)
+        s = step % b
+        remainders = d * s - self.residue_sum + b * sum(self.residues[s + 1:])
         self.blocks_key, self.blocks_value = (step, self.version), (d * step - self.origin_sum - remainders) // b + d
         return self.blocks_value
 
@@ -929,12 +932,14 @@ class _Simulation:
         self.origin[i] = origin
         self.origin_sum += origin
         self.residues[origin % BLOCK_SIZE] += 1
+        self.residue_sum += origin % BLOCK_SIZE
 
     def remove_decoder(self, i: int) -> int:
         self.version += 1
         origin = self.origin.pop(i)
         self.origin_sum -= origin
         self.residues[origin % BLOCK_SIZE] -= 1
+        self.residue_sum -= origin % BLOCK_SIZE
         return origin
 
     def used_during(self, step: int) -> int:
