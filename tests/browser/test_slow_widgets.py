@@ -39,7 +39,8 @@ def test_only_the_slow_widgets_get_the_second_worker(site_page, server):
     # settled, but slo-serving is far below the first screen: its worker waits for the reader to near it
     assert site_page.evaluate("window.inferlab.slowRuntime.worker === null")
     slow_page_ready(site_page, server)
-    assert site_page.evaluate("window.inferlab.widgets.filter(w => w.slow).map(w => w.id)") == ["slo-serving"]
+    assert site_page.evaluate("window.inferlab.widgets.filter(w => w.slow).map(w => w.id)") == ["slo-serving",
+                                                                                                "engine-replay"]
     kv = server.url("en/kv-cache-serving/")
     open_all_ready(site_page, kv)
     assert site_page.evaluate("window.inferlab.widgets.filter(w => w.slow).map(w => w.name)") == ["batching-timeline"]
