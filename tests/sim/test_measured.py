@@ -94,19 +94,16 @@ def _write(path, text):
     return str(path)
 
 
-def test_a_bad_csv_is_a_clear_error_naming_file_line_and_field(tmp_path):
-    missing = _write(tmp_path / "m.csv", "# a comment\nlayer,tokens\nqkv_proj,1\n")
-    with pytest.raises(measured.MeasuredDataError, match=r"m\.csv:2: no column 'time_us'"):
-        measured._read(missing, ("layer", "tokens", "time_us"), ("layer",))
-    word = _write(tmp_path / "w.csv", "layer,tokens,time_us\nqkv_proj,1,fast\n")
-    with pytest.raises(measured.MeasuredDataError, match=r"w\.csv:2: time_us is 'fast', not a number"):
-        measured._read(word, ("layer", "tokens", "time_us"), ("layer",))
-    short = _write(tmp_path / "s.csv", "layer,tokens,time_us\nqkv_proj,1\n")
-    with pytest.raises(measured.MeasuredDataError, match=r"s\.csv:2: 2 cells"):
-        measured._read(short, ("layer", "tokens", "time_us"), ("layer",))
-    negative = _write(tmp_path / "n.csv", "layer,tokens,time_us\nqkv_proj,1,-3\n")
-    with pytest.raises(measured.MeasuredDataError, match=r"n\.csv:2: time_us"):
-        measured._read(negative, ("layer", "tokens", "time_us"), ("layer",))
+@pytest.mark.parametrize("text, message", [
+    ("# a comment\nlayer,tokens\nqkv_proj,1\n", r"bad\.csv:2: no column 'time_us'"),
+    ("layer,tokens,time_us\nqkv_proj,1,fast\n", r"bad\.csv:2: time_us is 'fast', not a number"),
+    ("layer,tokens,time_us\nqkv_proj,1\n", r"bad\.csv:2: 2 cells"),
+    ("layer,tokens,time_us\nqkv_proj,1,-3\n", r"bad\.csv:2: time_us is '-3', not a time or a count"),
+])
+def test_a_bad_csv_is_a_clear_error_naming_file_line_and_field(tmp_path, text, message):
+    path = _write(tmp_path / "bad.csv", text)
+    with pytest.raises(measured.MeasuredDataError, match=message):
+        measured._read(path, ("layer", "tokens", "time_us"), ("layer",))
 
 
 META = {"vllm_version": "0.19.0", "engine_kwargs": {"model": "meta-llama/Llama-3.1-8B", "max_num_seqs": 8,
