@@ -1,7 +1,8 @@
 """Every widget's moves, timed in the page: for each lesson, each widget, each of its controls, moves to several
 values (a slider to five positions along it, a menu or a row of buttons to each of its options), then back; each
 from the input event until the view answering it is applied and the next frame is painted. And while a slow widget
-computes, how long another widget of the page, and one in a second tab, take to answer.
+computes, how long another widget of the page, and one in a second tab, take to answer. And the first plot of
+each page: the longest main-thread task around it (`--first-plots` measures only that).
 
 Used by bench/run.py (a row per widget); `python bench/widgets.py --site DIR` measures a site already built (a
 commit before, say) with the same moves.
@@ -191,6 +192,49 @@ def measure_meanwhile(context, server: Server) -> dict[str, list]:
     return out
 
 
+# The first plot of a page, in a new browser profile (plotly.js never evaluated there): a reader stops two and a third
+# screens above the first widget with a figure (within two screens, plotly.js may be prepared; beyond 600 px, no
+# figure is drawn), reads for three seconds, then goes to it. The longest main-thread task while reading, and from
+# going there until the plot is drawn (and 300 ms after), in ms.
+LONG_TASKS = """window.__longTasks = [];
+new PerformanceObserver(list => {
+  for (const e of list.getEntries()) window.__longTasks.push([e.startTime, e.duration]);
+}).observe({type: 'longtask', buffered: true});"""
+FIRST_PLOT = """async () => {
+  const figure = document.querySelector('[data-figure]');
+  const widget = figure.closest('[data-widget]');
+  const longest = (from, to) => Math.max(0, ...window.__longTasks
+    .filter(([start, length]) => start + length > from && start < to).map(([, length]) => length));
+  for (let i = 0; i < 3; i++) {  // parts laid out as they near the screen move what is below them
+    scrollBy(0, widget.getBoundingClientRect().top - innerHeight * 2.33);
+    await new Promise(resolve => setTimeout(resolve, 100));
+  }
+  const reading = performance.now();
+  await new Promise(resolve => setTimeout(resolve, 3000));
+  const going = performance.now();
+  widget.scrollIntoView();
+  while (!figure.querySelector('.main-svg') || figure.hasAttribute('data-drawing')) {
+    await new Promise(resolve => setTimeout(resolve, 10));
+  }
+  const drawn = performance.now();
+  await new Promise(resolve => setTimeout(resolve, 300));
+  return {reading: longest(reading, going), drawing: longest(going, drawn + 300), drawn: drawn - going};
+}"""
+
+
+def measure_first_plots(browser, server: Server, pages: list[str]) -> list[dict]:
+    out = []
+    for path in pages:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        page.add_init_script(LONG_TASKS)
+        open_settled(page, server.url(path))
+        if page.evaluate("!!document.querySelector('[data-figure]')"):
+            out.append({"page": path, **page.evaluate(FIRST_PLOT)})
+        context.close()
+    return out
+
+
 def summary(values: list) -> str:
     """p50, p95 and worst of the moves answered, Python's part of them (p50 and worst), and how many were not."""
     done = [v for v in values if v is not None]
@@ -217,6 +261,7 @@ def rows(site: Path, playwright, only: list[str] | None = None) -> list[tuple[st
         per_widget = measure_widgets(context, server, pages)
         meanwhile = measure_meanwhile(context, server)
         context.close()
+        first_plots = measure_first_plots(browser, server, pages)
     finally:
         browser.close()
         server.close()
@@ -226,7 +271,28 @@ def rows(site: Path, playwright, only: list[str] | None = None) -> list[tuple[st
              "≤ 150"),
             (f"while {SLOW_WIDGET} computes: {OTHER_WIDGET} in a second tab (ms)", summary(meanwhile["second tab"]),
              "≤ 150")]
-    return out
+    return out + first_plot_rows(first_plots)
+
+
+def first_plot_rows(first_plots: list[dict]) -> list[tuple[str, str, str]]:
+    def longest(key: str) -> str:
+        return " ".join(f"{p[key]:.0f}" for p in first_plots)
+    names = " ".join(p["page"].split("/")[1] for p in first_plots)
+    return [(f"first plot of a page, longest task from going there until drawn (ms; {names})", longest("drawing"),
+             "≤ 200 each"),
+            ("first plot of a page, longest task in the 3 s read before it (ms; plotly.js is prepared there)",
+             longest("reading"), "")]
+
+
+def first_plots_only(site: Path, playwright, only: list[str] | None = None) -> list[tuple[str, str, str]]:
+    server = Server(site)
+    browser = playwright.chromium.launch(executable_path=executable(), args=ARGS)
+    try:
+        return first_plot_rows(measure_first_plots(browser, server, [
+            p for p in lessons(site) if only is None or p.split("/")[1] in only]))
+    finally:
+        browser.close()
+        server.close()
 
 
 def main() -> None:
@@ -234,11 +300,12 @@ def main() -> None:
     parser.add_argument("--site", type=Path, required=True, help="a built site (build.py build)")
     parser.add_argument("--json", type=Path, help="also write the rows here")
     parser.add_argument("--lesson", action="append", help="only this lesson's widgets (a slug; may be repeated)")
+    parser.add_argument("--first-plots", action="store_true", help="only the first plot of each page")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        found = rows(args.site, p, args.lesson)
+        found = (first_plots_only if args.first_plots else rows)(args.site, p, args.lesson)
     width = max(len(r[0]) for r in found)
     for name, value, budget in found:
         print(f"{name:<{width}}  {value}  [budget {budget}]", flush=True)

@@ -12,6 +12,11 @@ import { Widget } from "./widget.js";
 import { writeUrlState } from "./urlstate.js";
 
 const STARTS_UNSEEN_MS = 1000;
+const IDLE_WAIT_MS = 2000;
+
+// Safari has no requestIdleCallback: a task soon is the nearest it has.
+const whenIdle = (run) =>
+  window.requestIdleCallback ? requestIdleCallback(run, { timeout: IDLE_WAIT_MS }) : setTimeout(run, 50);
 
 function main() {
   const sections = [...document.querySelectorAll("[data-widget]")];
@@ -39,6 +44,7 @@ function main() {
   // The URL follows the controls, but not on every slider step: browsers throttle history updates.
   let urlTimer = null;
   let plotly = null;
+  let plotlySoon = null; // watches the widgets with figures until one is two screens away
   const revealAnswer = answerRevealer();
   const page = {
     slowRuntime: null, // the slow widgets' worker, if the page has any (below)
@@ -60,6 +66,26 @@ function main() {
         throw error;
       });
       return plotly;
+    },
+    // plotly.js made ready ahead of the first figure, once Python has settled (its boot has the CPU first) and a
+    // widget with figures is within two screens: evaluated in one idle moment, a first figure rehearsed in another
+    // (unless a plot was drawn meanwhile), so that neither adds to the task that draws the first plot.
+    preparePlotly(widget) {
+      plotlySoon ??= new IntersectionObserver((entries) => {
+        const near = entries.find((entry) => entry.isIntersecting);
+        if (!near) return;
+        plotlySoon.disconnect();
+        const first = widgets.find((each) => each.section === near.target);
+        runtime.settled.then(() => whenIdle(async () => {
+          try {
+            await page.plotly();
+          } catch {
+            return; // loaded again when a figure is drawn, which says what failed
+          }
+          whenIdle(() => { if (!widgets.some((each) => each.figuresDrawn)) first.rehearse(); });
+        }));
+      }, { rootMargin: "200% 0px" });
+      plotlySoon.observe(widget.section);
     },
     // The link to a widget's current scenario: every widget's state (the address bar's, brought up to date now)
     // and the widget's own place on the page.
