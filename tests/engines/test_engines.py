@@ -3,7 +3,7 @@ widget becomes ready; Python in the page renders the lesson's setting as CPython
 (the one tests/browser/test_lessons.py moves) gives the view CPython gives, and the page shows it; nothing is
 reported that a student must not see (and the watch that says so works in the engine), no request leaves the
 origin, and at WebKit's phone width no page scrolls sideways. Then the snapshot: Firefox restores it after a
-restart; WebKit refuses it here.
+restart, with a lesson's moves made before it was saved; WebKit keeps it in IndexedDB and restores it.
 
 The time each engine took to get a page's widgets ready is noted (the first page, which starts Python, and the
 others, which the shared worker serves) and printed at the end of the run: for reading, not a budget (bench/ times
@@ -114,6 +114,21 @@ def assert_clean(tab) -> None:
     assert tab.run(OFF_ORIGIN) == [], f"{tab.name}: requests off the origin"
 
 
+def move_every_widget(tab, found: list[dict]) -> None:
+    """One control moved in each widget (`found`: WIDGETS's answer): the page's view, and what it shows, are
+    CPython's."""
+    moves, expected = [], []
+    for widget in found:
+        control, value, view = first_change(widget["name"], widget["data"]["state"], set(widget["shown"]))
+        moves.append({"id": widget["id"], "kind": kind(control), "name": control.name, "value": str(value)})
+        expected.append(view)
+    got = tab.run(MOVE_ALL, moves, expected, VIEW_TIMEOUT_S * 1000)
+    for move, view, got_view, shown in zip(moves, expected, got["views"], got["shown"]):
+        assert got_view == view, (tab.name, move)
+        assert {name: text for name, _, text in shown["outputs"]} == {
+            name: view["outputs"][name]["text"] for name, _, _ in shown["outputs"]}, (tab.name, move)
+
+
 @engines()
 def test_what_a_page_reports_is_seen(tab, engines_server):
     """The watch works in this engine: an error logged, one thrown and a failed load are each noted."""
@@ -138,40 +153,59 @@ def test_every_widget_is_ready_and_answers_as_cpython(tab, engines_server, lesso
     # Python in the page renders each widget's lesson setting as CPython does.
     settings = [{"name": w["name"], "state": w["data"]["state"]} for w in found]
     assert tab.run(RENDER_ALL, settings) == [cpython_view(w["name"], w["state"]) for w in settings], tab.name
-    # One control moved in each widget: the page's view, and what it shows, are CPython's.
-    moves, expected = [], []
-    for widget in found:
-        control, value, view = first_change(widget["name"], widget["data"]["state"], set(widget["shown"]))
-        moves.append({"id": widget["id"], "kind": kind(control), "name": control.name, "value": str(value)})
-        expected.append(view)
-    got = tab.run(MOVE_ALL, moves, expected, VIEW_TIMEOUT_S * 1000)
-    for move, view, got_view, shown in zip(moves, expected, got["views"], got["shown"]):
-        assert got_view == view, (tab.name, move)
-        assert {name: text for name, _, text in shown["outputs"]} == {
-            name: view["outputs"][name]["text"] for name, _, _ in shown["outputs"]}, (tab.name, move)
+    move_every_widget(tab, found)
     if tab.name == "webkit":
         assert tab.run(SIDEWAYS) <= 0, "the page scrolls sideways on a phone"
     assert_clean(tab)
 
 
 def test_firefox_restores_the_snapshot_after_a_restart(new_firefox, engines_server, record_property):
-    """In a new profile: the first page's Python is saved as a snapshot, and the first page after a browser restart
-    restores it."""
+    """In a new profile: the first page's Python, after a move of every widget (the snapshot waits for a pause in
+    them), is saved as a snapshot; the first page after a browser restart restores it, and answers the same moves
+    as CPython does."""
     lesson = LESSONS[0]
     url = engines_server.url(urls.page(lesson.lang, lesson.slug))
     open_all_ready(new_firefox, url, record_property, which="first page, new profile")
+    found = new_firefox.run(WIDGETS)
+    move_every_widget(new_firefox, found)
     assert new_firefox.run(SETTLED) == ["saved", False]
     new_firefox.restart()
     open_all_ready(new_firefox, url, record_property, which="first page after a restart")
     assert new_firefox.run(SETTLED) == ["restored", True], "a restarted browser's Python comes from the snapshot"
+    move_every_widget(new_firefox, new_firefox.run(WIDGETS))
     assert_clean(new_firefox)
 
 
+# A second Python for the page in a dedicated worker (as in a browser without SharedWorker, or where the shared one
+# has ended): it restores from the snapshot if there is one. Its outcome, whether it was restored, and its view of
+# the page's first widget at the lesson's state.
+SECOND_PYTHON = """async () => {
+  const Runtime = window.inferlab.runtime.constructor;
+  const first = document.querySelector('[data-widget]');
+  const state = JSON.parse(first.querySelector('script.widget-data').textContent).state;
+  const shared = window.SharedWorker;
+  delete window.SharedWorker;
+  const python = new Runtime();
+  python.useWidgets([first.dataset.widget]);
+  python.start();
+  window.SharedWorker = shared;
+  const outcome = await python.settled;
+  const view = await python.render(first.dataset.widget, state);
+  python.stop();
+  return { outcome, restored: python.timings.restored, widget: first.dataset.widget, state, view };
+}"""
+
+
 @pytest.mark.parametrize("tab", ["webkit"], indirect=True)
-def test_webkit_refuses_the_snapshot_here_and_the_page_goes_on(tab, engines_server, record_property):
-    """WebKitGTK's WebDriver sessions keep no files (ARCHITECTURE.md, "The snapshot on WebKit"): saving is refused,
-    and the page works on without it."""
+def test_webkit_keeps_the_snapshot_in_indexeddb_and_restores_it(tab, engines_server, record_property):
+    """WebKitGTK has no origin private file system (ARCHITECTURE.md, "The snapshot on WebKit"), so the snapshot is
+    kept in IndexedDB (in memory for a WebDriver session, on disk in Safari): saved by the first page's Python, and
+    a second Python restores it and answers as CPython does."""
     lesson = LESSONS[0]
     open_all_ready(tab, engines_server.url(urls.page(lesson.lang, lesson.slug)), record_property)
-    assert tab.run(SETTLED) == ["refused", False]
+    assert tab.run("() => typeof navigator.storage") == "undefined", "this WebKit now has the file system"
+    assert tab.run(SETTLED)[0] == "saved"
+    second = tab.run(SECOND_PYTHON)
+    assert [second["outcome"], second["restored"]] == ["restored", True]
+    assert second["view"] == cpython_view(second["widget"], second["state"])
     assert_clean(tab)
