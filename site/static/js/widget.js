@@ -2,6 +2,7 @@
 // Only the newest state is ever computed: while a request is out, later moves replace each other.
 import { withColours } from "./colours.js";
 import { Controls } from "./controls.js";
+import { ReadoutDock } from "./dock.js";
 import { Unreachable } from "./offline.js";
 import { fill, TEXT } from "./text.js";
 import { readUrlState } from "./urlstate.js";
@@ -61,6 +62,7 @@ export class Widget {
     this.retryButton = section.querySelector(".retry");
     this.retryButton.addEventListener("click", () => this.runtime.start());
     this.controls = new Controls(section, (fragment, source) => this.change(fragment, source));
+    this.dock = new ReadoutDock(section); // on a phone, the readouts a move changed, in sight while it is made
     this.copyButton = section.querySelector("[data-copy-link]");
     if (this.copyButton) {
       this.copyButton.hidden = false;
@@ -195,11 +197,13 @@ export class Widget {
       this.state = { ...view.state };
       this.controls.show(view.state, source === document.activeElement ? source : null);
     }
+    const changed = new Set(); // the outputs this view rewrote
     for (const [name, { value, text }] of Object.entries(view.outputs)) {
       for (const output of this.section.querySelectorAll(`output[name="${name}"]`)) {
         if (output.dataset.value === String(value) && output.textContent === text) continue;
         output.dataset.value = String(value);
         output.textContent = text;
+        changed.add(output);
       }
     }
     // A name may stand in more than one place (a layout or a template that repeats it): every copy follows.
@@ -228,6 +232,7 @@ export class Widget {
     }
     this.statusText.parentElement.hidden = true;
     if (this.pending && !this.queued) this.pending = false;
+    this.dock.viewApplied(changed, source);
     if (source) this.announceSoon();
     this.page.viewApplied(this, view, source);
   }
