@@ -149,8 +149,8 @@ def curves_figure(ways: dict[str, attention.Design], memory: float, s: dict) -> 
         "xaxis": {"title": {"text": t["axis.x"]}, "type": "log", "fixedrange": True, "dtick": 1},  # no minor labels
         "yaxis": {"title": {"text": t["axis.y"]}, "type": "log", "fixedrange": True, "dtick": 1},
         "margin": {"l": 56, "r": 16, "t": 24, "b": 48},
-        "height": 340,
-        "legend": {"orientation": "h", "x": 0, "y": -0.28},
+        "height": 400,
+        "legend": palette.legend_above(),
         "uirevision": "figure",
     })
     spoken = [t["alt.point"].format(name=trace_name(m, d, t), context=fmt_grouped(s["context"]),

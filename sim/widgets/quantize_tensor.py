@@ -167,7 +167,7 @@ def histogram_figure(q: quantization.Quantized, lang: str) -> dict:
         "yaxis": {"title": {"text": t["axis.y"]}, "type": "log", "fixedrange": True, "dtick": 1},  # no minor labels
         "margin": {"l": 56, "r": 16, "t": 24, "b": 48},
         "height": 280,
-        "legend": {"orientation": "h", "x": 0, "y": 1.18},
+        "legend": palette.legend_above(),
         "bargap": 0,
         "uirevision": "figure",
     })

@@ -179,7 +179,7 @@ def histogram_figure(run: speculative.RuleRun, lang: str) -> dict:
         "xaxis": {"fixedrange": True},
         "margin": {"l": 56, "r": 16, "t": 24, "b": 40},
         "height": 300,
-        "legend": {"orientation": "h", "x": 0, "y": 1.18},
+        "legend": palette.legend_above(),
         "uirevision": "figure",
     })
     spoken = [t["alt.token"].format(token=tok, p=fmt_pct(p, 1), q=fmt_pct(q, 1), out=fmt_pct(o, 1))
