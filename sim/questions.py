@@ -163,12 +163,12 @@ TEXT = {
             "{mistake:.1f} MB 是拷出去再拷回来，算了两趟。问的是换出时要拷走多少，只算出去这一趟："
             "{kv_mb:.1f} MB 的 KV + {state_mb:.1f} MB 的状态 = {value:.1f} MB。",
         "stall-2048-batch32":
-            "单独一步 decode {decode:.2f} ms；{prompt:,} token 的 prompt 整个塞进同一步：{prompt:,} + {batch} 个 token "
-            "的矩阵乘 {matmuls:.2f} ms（算力受限）+ prompt 的注意力 {prompt_attention:.2f} ms + decode 请求的注意力 "
+            "单独一步 decode {decode:.2f} ms；{prompt:,} token 的提示整个塞进同一步：{prompt:,} + {batch} 个 token "
+            "的矩阵乘 {matmuls:.2f} ms（算力受限）+ 提示的注意力 {prompt_attention:.2f} ms + decode 请求的注意力 "
             "{decode_attention:.2f} ms + 递归状态 {state:.2f} ms = {value:.2f} ms",
         "stall-2048-batch32.mistake.decode_unchanged":
             "{mistake:.2f} ms 是没有新请求加入时的一步 decode。一步要等它的活全干完才结束，整个 {prompt:,} token 的 "
-            "prompt 和 {batch} 个 decode 请求的 token 在同一步里算，每个请求的下一个 token 都得等 prompt 的矩阵乘（"
+            "提示和 {batch} 个 decode 请求的 token 在同一步里算，每个请求的下一个 token 都得等提示的矩阵乘（"
             "{matmuls:.2f} ms，算力受限）：这一步要 {value:.2f} ms。",
         "stall-2048-batch32.mistake.prefill_plus_decode":
             "{mistake:.2f} ms 是把单独的 prefill（{alone:.2f} ms）和一整步 decode（{decode:.2f} ms）加在一起。同一步里"
@@ -185,14 +185,14 @@ TEXT = {
             "decode 请求仍在拐点以下（不超过 {free} 个 token 的块都不越过拐点）：这一步还是带宽受限，读一遍权重的 "
             "{weights:.2f} ms 就盖住了块的 FLOPs，多出来的只有它的注意力和状态：{value:.2f} ms。",
         "chunk-256-stall.mistake.no_change":
-            "{mistake:.2f} ms 是整个 prompt 在一步里算完的时间。切成 {chunk} 个 token 的块后，每步只在 {batch} 个 "
-            "decode 请求旁边算 {chunk} 个 prompt token，比不越过拐点的最大分块 {free} 还小，一步大约是读一遍权重（"
+            "{mistake:.2f} ms 是整个提示在一步里算完的时间。切成 {chunk} 个 token 的块后，每步只在 {batch} 个 "
+            "decode 请求旁边算 {chunk} 个提示 token，比不越过拐点的最大分块 {free} 还小，一步大约是读一遍权重（"
             "{weights:.2f} ms）加上 decode 请求的注意力和状态：最长的一步 {value:.2f} ms。",
         "chunk-256-ttft":
-            "整个 prompt 一步算完要 {whole:.2f} ms；切成 {chunks} 块，每块 {chunk} 个 token，每一步都要重读一遍权重（"
+            "整个提示一步算完要 {whole:.2f} ms；切成 {chunks} 块，每块 {chunk} 个 token，每一步都要重读一遍权重（"
             "{weights:.2f} ms），各步从 {first:.2f} ms 到 {longest:.2f} ms 不等，合起来 {value:.2f} ms",
         "chunk-256-ttft.mistake.free_for_prompt":
-            "{mistake:.2f} ms 是整个 prompt 一步算完的时间，好像分块 prefill 消除了干扰、谁也不用付代价。"
+            "{mistake:.2f} ms 是整个提示一步算完的时间，好像分块 prefill 消除了干扰、谁也不用付代价。"
             "切块之后，新请求要等完全部 {chunks} 步，每一步都重读一遍权"
             "重（{weights:.2f} ms），还要顺带算 {batch} 个 decode 请求：多出 {overhead:.2f} ms，一共 {value:.2f} ms。",
         "kv-transfer-13b-25gbps":

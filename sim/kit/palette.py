@@ -36,6 +36,15 @@ def colour(name: str) -> str:
     return f"var(--sim-{name})"
 
 
+def legend_above() -> dict:
+    """A Plotly legend in a row above the plot area, its bottom on the area's top edge.
+
+    Plotly widens the top margin to hold it however many rows it wraps to, so on a 375 px phone it pushes the plot
+    down instead of covering it. A legend anchored by its top above the plot, or put below the plot, grows over the
+    curves or the x-axis title as it wraps."""
+    return {"orientation": "h", "x": 0, "y": 1.02, "xanchor": "left", "yanchor": "bottom"}
+
+
 def plot_layout(layout: dict) -> dict:
     """A Plotly layout in the palette's colours: background, text, grid and legend follow the theme.
     Axes given in `layout` keep their own settings; the palette fills in only their colours."""

@@ -336,7 +336,7 @@ def _figure(points, current: batching.BatchPoint, limit: int, critical: int, lan
         "annotations": annotations,
         "margin": {"l": 64, "r": 16, "t": 36, "b": 56},
         "height": 380,
-        "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
+        "legend": palette.legend_above(),
         "uirevision": "batch-throughput",
     })
     spoken = [t["alt.current"].format(batch=fmt_grouped(current.batch), total=fmt_sig(current.total_tokens_per_s),

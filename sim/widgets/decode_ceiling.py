@@ -229,7 +229,7 @@ def ratio_figure(hw: presets.Hardware, base: presets.Hardware, lang: str) -> dic
         "xaxis": {"fixedrange": True},
         "margin": {"l": 56, "r": 16, "t": 24, "b": 40},
         "height": 300,
-        "legend": {"orientation": "h", "x": 0, "y": 1.12},
+        "legend": palette.legend_above(),
         "uirevision": "ratios",
     })
     spoken = [t["alt.gpu"].format(gpu=g.short_name, compute=f"{serving.compute_ratio(g, base):.2f}",

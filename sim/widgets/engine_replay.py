@@ -162,7 +162,7 @@ def figure(columns: dict, s: dict) -> dict:
         "yaxis": {"title": {"text": t["axis.y"]}, "fixedrange": True, "range": [0, 1], "tickformat": ".0%"},
         "margin": {"l": 56, "r": 16, "t": 24, "b": 48},
         "height": 340,
-        "legend": {"orientation": "h", "x": 0, "y": -0.28},
+        "legend": palette.legend_above(),
         "uirevision": "figure",
     })
     return {"data": data, "layout": layout,

@@ -30,15 +30,16 @@ TEXT = {
         "trace.mha": "MHA（{kv} 个 K/V 头）",
         "trace.gqa": "GQA（{kv} 个 K/V 头）",
         "trace.mqa": "MQA（1 个 K/V 头）",
-        "trace.mla": "MLA（d_c {latent} + {rope}）",
+        "trace.mla": "MLA（潜向量 {latent} + RoPE 键 {rope}）",
         "trace.hybrid": "混合（{kv_layers}/{layers} 层存 KV）",
         "axis.x": "每个请求的上下文（token，对数刻度）",
         "axis.y": "放得下的请求数（对数刻度）",
         "figure": "放得下的请求数随上下文的变化",
         "alt.point": "{name}：{context} 个 token 时 {fit} 个",
         "note": "每条曲线是同一个模型的头数和层数，只换 KV 的存法；元素按 BF16 存，混合模型的递归状态按 FP32。"
-                "没有自己的 K/V 头数的模型，GQA 取 8 组；没有潜向量的，MLA 按 DeepSeek-V2 的取法 d_c = 4 d_h、"
-                "d_h^R = d_h / 2。混合模型的状态是每个请求固定的开销，所以它的曲线在短上下文时平，到长上下文才往下弯。",
+                "没有自己的 K/V 头数的模型，GQA 取 8 组；没有潜向量的，MLA 按 DeepSeek-V2 的取法："
+                "潜向量是头宽的 4 倍，RoPE 键是头宽的一半。混合模型的状态是每个请求固定的开销，"
+                "所以它的曲线在短上下文时平，到长上下文才往下弯。",
     },
     "en": {
         "title": "How many requests the same memory holds: every mechanism against the context",
@@ -56,7 +57,7 @@ TEXT = {
         "trace.mha": "MHA ({kv} K/V heads)",
         "trace.gqa": "GQA ({kv} K/V heads)",
         "trace.mqa": "MQA (1 K/V head)",
-        "trace.mla": "MLA (d_c {latent} + {rope})",
+        "trace.mla": "MLA (latent {latent} + RoPE key {rope})",
         "trace.hybrid": "hybrid ({kv_layers} of {layers} layers keep KV)",
         "axis.x": "Context per request (tokens, log scale)",
         "axis.y": "Requests that fit (log scale)",
@@ -64,9 +65,9 @@ TEXT = {
         "alt.point": "{name}: {fit} at {context} tokens",
         "note": "Every curve keeps the same model's heads and layers and changes only how the KV is kept; elements "
                 "are stored in BF16, a hybrid's recurrent state in FP32. For a model with no K/V heads of its own, "
-                "GQA takes 8 groups; for one with no latent, MLA takes DeepSeek-V2's sizes, d_c = 4 d_h and "
-                "d_h^R = d_h / 2. A hybrid's state is a fixed cost per request, so its curve is flat at short "
-                "contexts and bends down only at long ones.",
+                "GQA takes 8 groups; for one with no latent, MLA takes DeepSeek-V2's sizes: a latent 4 heads wide "
+                "and a RoPE key half a head wide. A hybrid's state is a fixed cost per request, so its curve is "
+                "flat at short contexts and bends down only at long ones.",
     },
 }
 
@@ -148,8 +149,8 @@ def curves_figure(ways: dict[str, attention.Design], memory: float, s: dict) -> 
         "xaxis": {"title": {"text": t["axis.x"]}, "type": "log", "fixedrange": True, "dtick": 1},  # no minor labels
         "yaxis": {"title": {"text": t["axis.y"]}, "type": "log", "fixedrange": True, "dtick": 1},
         "margin": {"l": 56, "r": 16, "t": 24, "b": 48},
-        "height": 340,
-        "legend": {"orientation": "h", "x": 0, "y": -0.28},
+        "height": 400,
+        "legend": palette.legend_above(),
         "uirevision": "figure",
     })
     spoken = [t["alt.point"].format(name=trace_name(m, d, t), context=fmt_grouped(s["context"]),

@@ -25,8 +25,8 @@ TEXT = {
         "mechanism=mla": "MLA",
         "mechanism=hybrid": "混合（线性注意力）",
         "kv_heads": "K/V 头数（GQA 的组数；混合模型的注意力层）",
-        "latent_dim": "MLA 潜向量维度 d_c",
-        "rope_dim": "MLA 解耦 RoPE 键维度 d_h^R",
+        "latent_dim": "MLA 潜向量的宽度",
+        "rope_dim": "MLA 解耦 RoPE 键的宽度",
         "attention_every": "混合模型：每几层有一层全注意力",
         "context": "每个请求的上下文（token）",
         "batch": "batch（同时 decode 的请求数）",
@@ -47,10 +47,12 @@ TEXT = {
         "heads_fixed": "MHA 每个查询头一个 K/V 头，MQA 只有一个：K/V 头数由机制定，这里调它不起作用。",
         "latent_unused": "潜向量和 RoPE 键的宽度只属于 MLA。",
         "every_unused": "「每几层一层注意力」只属于混合架构：其他机制每一层都存 KV。",
-        "note": "KV 元素按 DeepSeek-V2 表 1 数：MHA 每层 2 n_h d_h，GQA 2 n_g d_h，MQA 2 d_h，MLA d_c + d_h^R；"
+        "note": "KV 元素按 DeepSeek-V2 表 1 数（课文里的那张表）：每层里，MHA 给每个查询头存一个键和一个值，"
+                "各有头宽那么多个元素；GQA 每组存一对，MQA 一共一对，MLA 存一个潜向量和一个 RoPE 键；"
                 "混合模型只有全注意力层存 KV，其余层每个请求存一份固定大小的递归状态（FP32）。元素按 BF16 存。"
-                "注意力的时间是屋顶线下限（峰值算力、满带宽）：每个缓存 token 每个查询头 4 d_h 次运算；"
-                "MLA 把上投影吸收进查询和输出投影，每个头直接在潜向量上算，2 (2 d_c + d_h^R) 次运算。"
+                "注意力的时间是屋顶线下限（峰值算力、满带宽）："
+                "每个缓存 token，每个查询头在头宽的每个元素上做 4 次运算；"
+                "MLA 把上投影吸收进查询和输出投影，每个头直接在潜向量上算，潜向量每个元素 4 次、RoPE 键每个元素 2 次。"
                 "时间只算注意力和状态这两个算子，不含权重。",
         "diagram": "查询头、它们读的 K/V 头和存 KV 的层",
         "row.queries": "{q_heads} 个查询头",
@@ -75,8 +77,8 @@ TEXT = {
         "mechanism=mla": "MLA",
         "mechanism=hybrid": "hybrid (linear attention)",
         "kv_heads": "K/V heads (GQA's groups; a hybrid's attention layers)",
-        "latent_dim": "MLA latent width d_c",
-        "rope_dim": "MLA decoupled RoPE key width d_h^R",
+        "latent_dim": "MLA latent width",
+        "rope_dim": "MLA decoupled RoPE key width",
         "attention_every": "Hybrid: one full-attention layer in every",
         "context": "Context per request (tokens)",
         "batch": "Batch (requests decoding together)",
@@ -99,13 +101,14 @@ TEXT = {
         "latent_unused": "The latent and RoPE key widths belong to MLA only.",
         "every_unused": "Attention every N layers belongs to the hybrid only: every other mechanism keeps KV in every "
                         "layer.",
-        "note": "KV elements are counted as in DeepSeek-V2's Table 1: per layer, MHA 2 n_h d_h, GQA 2 n_g d_h, MQA "
-                "2 d_h, MLA d_c + d_h^R; a hybrid keeps KV only in its full-attention layers, and a fixed-size "
-                "recurrent state (FP32) per request in the others. Elements are stored in BF16. The time is a "
-                "roofline lower bound (peak compute, full bandwidth): 4 d_h operations per cached token per query "
-                "head; MLA absorbs its up-projections into the query and output projections, so each head works on "
-                "the latent directly, 2 (2 d_c + d_h^R) operations. It counts the attention and state operations "
-                "only, not the weights.",
+        "note": "KV elements are counted as in DeepSeek-V2's Table 1 (the lesson's table): per layer, MHA keeps a "
+                "key and a value a head wide for every query head, GQA a pair for every group, MQA one pair in all, "
+                "and MLA one latent and one RoPE key; a hybrid keeps KV only in its full-attention layers, and a "
+                "fixed-size recurrent state (FP32) per request in the others. Elements are stored in BF16. The time "
+                "is a roofline lower bound (peak compute, full bandwidth): for every cached token, each query head "
+                "does 4 operations per element of its width; MLA absorbs its up-projections into the query and "
+                "output projections, so each head works on the latent directly, 4 operations per latent element and "
+                "2 per RoPE-key element. It counts the attention and state operations only, not the weights.",
         "diagram": "Query heads, the K/V heads they read, and the layers that keep KV",
         "row.queries": "{q_heads} query heads",
         "row.kv": "{kv_heads} K/V heads, each read by {group} query heads",

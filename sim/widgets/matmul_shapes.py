@@ -33,13 +33,13 @@ TEXT = {
         "gemv_heading": "decode · GEMV（与 T 无关）",
         "flops": "浮点运算",
         "bytes": "读写字节（BF16，输入 + 权重 + 输出）",
-        "bytes_note": "这里单看一个矩阵乘，字节把输入 X、权重 W_up 和输出 H 都算上；屋顶线模拟器算整步时只数权重、"
+        "bytes_note": "这里单看一个矩阵乘，字节把输入 X、权重和输出 H 都算上；屋顶线模拟器算整步时只数权重、"
                       "KV 和状态，不数这些激活，所以 T 很大时这里的强度会低于那里。",
         "intensity": "算术强度",
 
         "input": "输入", "weight": "参数（可学习）", "output": "输出",
-        "gemm_label": "GEMM：输入 X（{T} × {d}）乘参数 W_up（{d} × {f}）得到输出 H（{T} × {f}）",
-        "gemv_label": "GEMV：输入 x（1 × {d}）乘参数 W_up（{d} × {f}）得到输出 h（1 × {f}）",
+        "gemm_label": "GEMM：输入 X（{T} × {d}）乘上投影的参数 W（{d} × {f}）得到输出 H（{T} × {f}）",
+        "gemv_label": "GEMV：输入 x（1 × {d}）乘上投影的参数 W（{d} × {f}）得到输出 h（1 × {f}）",
         "real_note": "，边长按对数比例画",
         "small_note": "，按小规模画，每格一个元素",
         "approx": "≈ T = {T}（T 远小于 d、f：字节几乎全是权重）",
@@ -69,14 +69,16 @@ TEXT = {
         "gemv_heading": "decode · GEMV (independent of T)",
         "flops": "FLOPs",
         "bytes": "Bytes moved (BF16: input + weight + output)",
-        "bytes_note": "One matmul on its own: its bytes count the input X, the weight W_up and the output H. The "
+        "bytes_note": "One matmul on its own: its bytes count the input X, the weight and the output H. The "
                       "roofline simulator, costing a whole step, counts weights, KV and state but not these "
                       "activations, so at large T the intensity here is below the one there.",
         "intensity": "Arithmetic intensity",
 
         "input": "input", "weight": "parameter (learnable)", "output": "output",
-        "gemm_label": "GEMM: input X ({T} × {d}) times parameter W_up ({d} × {f}) gives output H ({T} × {f})",
-        "gemv_label": "GEMV: input x (1 × {d}) times parameter W_up ({d} × {f}) gives output h (1 × {f})",
+        "gemm_label": "GEMM: input X ({T} × {d}) times the up-projection's parameter W ({d} × {f}) gives output H "
+                      "({T} × {f})",
+        "gemv_label": "GEMV: input x (1 × {d}) times the up-projection's parameter W ({d} × {f}) gives output h "
+                      "(1 × {f})",
         "real_note": "; edge lengths on a log scale",
         "small_note": "; small scale, one cell per element",
         "approx": "≈ T = {T} (T ≪ d, f: the bytes are almost all weights)",

@@ -164,7 +164,7 @@ def figure(gpu: str, op: str, hw, bw: float, fl: float, s: dict) -> dict:
         "yaxis": {"title": {"text": t["axis.y"]}, "type": "log", "fixedrange": True, "dtick": 1},
         "margin": {"l": 56, "r": 16, "t": 24, "b": 48},
         "height": 340,
-        "legend": {"orientation": "h", "x": 0, "y": -0.28},
+        "legend": palette.legend_above(),
         "uirevision": "figure",
     })
     by_tokens = dict(points)

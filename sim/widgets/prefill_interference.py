@@ -34,37 +34,37 @@ CHUNK_OPTIONS = ("0", "16", "32", "64", "128", "256", "512", "1024", "2048", "40
 
 TEXT = {
     "zh": {
-        "title": "一段 prompt 插进 decode 批：整段算还是分块算",
+        "title": "一段提示插进 decode 批：整段算还是分块算",
         "batch": "decode 批大小（正在生成的请求数）",
         "context": "每个 decode 请求已缓存的上下文（token）",
-        "prompt_tokens": "新请求的 prompt 长度（token）",
+        "prompt_tokens": "新请求的提示长度（token）",
         "chunk_tokens": "prefill 分块大小（token）",
         "chunk_tokens=0": "不分块：整段一步算完",
         "note": "每一步里，批中每个请求各生成一个 token，所以一步的耗时就是它们这两个 token 之间的间隔（TPOT）。"
                 "每步按逐算子屋顶线计：矩阵乘是 max(计算, 读一遍权重)，注意力是 max(计算, 读写 KV)，"
                 "再加递归状态的读写；"
-                "logits 只算要采样的位置（每个 decode 请求一个，prompt 只在最后一块）。"
+                "logits 只算要采样的位置（每个 decode 请求一个，提示只在最后一块）。"
                 "为了只看分块的影响，这段时间里 decode 请求的上下文固定不变、没有请求离开或加入，新请求也不排队。",
         "decode_ms": "只 decode 的一步（基准）",
-        "step_ms": "prompt 第一块所在的一步",
+        "step_ms": "提示第一块所在的一步",
         "stall_ms": "最长的一步：decode 请求见到的最长 ITL（相邻 token 的间隔）",
         "stall_ratio": "是只 decode 一步的 {ratio} 倍",
         "tokens": "{n} token",
         "ttft_ms": "新请求的 TTFT（各步之和）",
-        "prefill_alone_ms": "同一段 prompt 单独 prefill（没有 decode 批）",
+        "prefill_alone_ms": "同一段提示单独 prefill（没有 decode 批）",
         "overhead_ms": "分块让 TTFT 多等的时间",
-        "steps": "prompt 分成几步算",
+        "steps": "提示分成几步算",
         "free_chunk": "不越过拐点的最大分块",
         "nearly_free": "这一块和批里的 decode 合起来 {batch_tokens} 个 token，没越过拐点：矩阵乘的时间仍然是"
                        "读一遍权重的时间，所以这一步几乎不比只 decode 慢。代价落在新请求身上："
                        "每一块都要把权重重读一遍，TTFT 变长。",
         "past_ridge": "这一步的矩阵乘越过了拐点：块加上批共 {batch_tokens} 个 token，而这批最多能白带 "
-                      "{free_chunk_count} 个 token 的块。prompt 的计算量直接压在这一步上，批里每个请求都得跟着等。",
-        "timeline": "prompt 算完之前的每一步",
+                      "{free_chunk_count} 个 token 的块。提示的计算量直接压在这一步上，批里每个请求都得跟着等。",
+        "timeline": "提示算完之前的每一步",
         "timeline.head": "{steps} 步，TTFT {ttft}",
         "timeline.head_whole": "整段 {steps} 步算完，TTFT {ttft}",
         "timeline.decode": "只 decode 也要的",
-        "timeline.chunk": "prompt 这一块加上的",
+        "timeline.chunk": "提示这一块加上的",
         "timeline.line": "只 decode 一步 {decode}",
         "timeline.longest": "最长 {stall}",
         "timeline.whole": "不分块时的一步 {whole}",
@@ -88,7 +88,7 @@ TEXT = {
         "how.steps": "⌈{prompt} ÷ {chunk}⌉ = {n} 步",
         "how.overhead": "TTFT {ttft} − 整段在一步里算（同一批）{whole} = {overhead}。多出来的：矩阵乘 {matmuls}"
                         "（{reads} 步每步都要算批里的 decode token；低于拐点时，每步还要把权重重读一遍），"
-                        "prompt 的注意力 {chunk}（后面的块要重读前面块的 KV，计算的对数总共不变），"
+                        "提示的注意力 {chunk}（后面的块要重读前面块的 KV，计算的对数总共不变），"
                         "decode 注意力 {decode}（每步一次，decode 请求每步各得一个 token），"
                         "递归状态 {state}（也是每步一次）",
         "how.overhead_whole": "不分块：TTFT 就是整段一步 {whole}，没有额外开销 = 0 ms",

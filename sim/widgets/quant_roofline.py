@@ -249,7 +249,7 @@ def curve_figure(m, hw, s: dict, f: dict) -> dict:
         "yaxis": {"title": {"text": t["axis.y"]}, "rangemode": "tozero", "fixedrange": True},
         "margin": {"l": 56, "r": 16, "t": 24, "b": 48},
         "height": 300,
-        "legend": {"orientation": "h", "x": 0, "y": 1.18},
+        "legend": palette.legend_above(),
         "uirevision": "curve",
     })
     shown = f["weights"] if f["weights"] in curves else "int4"

@@ -38,9 +38,9 @@ TEXT = {
         "group_unused": "粒度不是「每组」时，每组的权重数不起作用。",
         "note": "一个 {rows} × {cols} 的合成权重张量（固定种子）：每行的尺度不同，有 8 个特别大的权重；"
                 "{salient} 个输入通道的激活比其他通道大 20 倍（AWQ 说的约 1% 显著通道）。"
-                "INT 网格是非对称的：每组的最小到最大值分成 2^bits − 1 步，存一个 FP16 scale 和一个同位宽的零点。"
+                "INT 网格是非对称的：n 位时每组的最小到最大值分成 2ⁿ − 1 步，存一个 FP16 scale 和一个同位宽的零点。"
                 "FP8 网格是对称的：每组最大的绝对值缩放到格式的最大值（E4M3 按 OCP 的 E4M3FN，±448；E5M2 为 ±57,344），"
-                "每个权重再舍入到最近的 FP8 数。AWQ 把输入通道 j 乘以 s_j = a_j^α 再量化、再除回去，"
+                "每个权重再舍入到最近的 FP8 数。AWQ 把输入通道 j 乘以它平均激活的 α 次方再量化、再除回去，"
                 "α 在 0 到 1 的 11 个值里"
                 "挑输出误差最小的。输出误差按各通道激活的均方根加权：‖ΔW x‖ ÷ ‖W x‖ 的期望意义。",
         "figure": "权重的分布和量化后的取值",
@@ -78,12 +78,12 @@ TEXT = {
         "note": "A synthetic {rows} × {cols} weight tensor (a fixed seed): each row has its own spread, and 8 weights "
                 "are far larger than the rest; {salient} input channels have activations 20 times the others' (AWQ's "
                 "salient channels, about 1%). Integer grids are asymmetric: each group's range from its smallest to "
-                "its largest value is cut into 2^bits − 1 steps, stored as an FP16 scale and a zero point of the same "
-                "width. FP8 grids are symmetric: each group's largest magnitude is scaled onto the format's largest "
-                "value (E4M3 is OCP's E4M3FN, ±448; E5M2 ±57,344), and each weight rounds to the nearest FP8 number. "
-                "AWQ multiplies input channel j by s_j = a_j^α before rounding and divides it back out after, picking "
-                "α from 11 values between 0 and 1 for the lowest output error. The output error weighs each channel by "
-                "its activations' RMS: the expected ‖ΔW x‖ ÷ ‖W x‖.",
+                "its largest value is cut into 2ⁿ − 1 steps at n bits, stored as an FP16 scale and a zero point of "
+                "the same width. FP8 grids are symmetric: each group's largest magnitude is scaled onto the format's "
+                "largest value (E4M3 is OCP's E4M3FN, ±448; E5M2 ±57,344), and each weight rounds to the nearest FP8 "
+                "number. AWQ multiplies input channel j by its mean activation to the power α before rounding and "
+                "divides it back out after, picking α from 11 values between 0 and 1 for the lowest output error. "
+                "The output error weighs each channel by its activations' RMS: the expected ‖ΔW x‖ ÷ ‖W x‖.",
         "figure": "The weights' distribution and the values they were rounded to",
         "trace.original": "original weights",
         "trace.rounded": "after rounding",
@@ -167,7 +167,7 @@ def histogram_figure(q: quantization.Quantized, lang: str) -> dict:
         "yaxis": {"title": {"text": t["axis.y"]}, "type": "log", "fixedrange": True, "dtick": 1},  # no minor labels
         "margin": {"l": 56, "r": 16, "t": 24, "b": 48},
         "height": 280,
-        "legend": {"orientation": "h", "x": 0, "y": 1.18},
+        "legend": palette.legend_above(),
         "bargap": 0,
         "uirevision": "figure",
     })

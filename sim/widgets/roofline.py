@@ -308,7 +308,7 @@ def _figure(hw: presets.Hardware, pre: roofline.Estimate, dec: roofline.Estimate
         "margin": {"l": 64, "r": 16, "t": 16, "b": 56},
         "height": 400,
         # Above the plot, not inside it: inside, the legend covers the ridge and the weights-only point.
-        "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
+        "legend": palette.legend_above(),
         "uirevision": "roofline",
     })
     # What the plot shows, with its numbers: each point where it sits, then the roof (read aloud as one sentence).

@@ -201,7 +201,7 @@ def figure(model: sampling.Result, after: sampling.Result, drawn, samples: int, 
         "yaxis": {"title": {"text": t["axis.y"]}, "rangemode": "tozero", "tickformat": ".0%", "fixedrange": True},
         "margin": {"l": 56, "r": 16, "t": 24, "b": 48},
         "height": 300,
-        "legend": {"orientation": "h", "x": 0, "y": 1.18},
+        "legend": palette.legend_above(),
         "uirevision": "figure",
     })
     model_shares, after_shares = columns[0][1], columns[1][1]

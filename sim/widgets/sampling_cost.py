@@ -192,10 +192,11 @@ def curve_figure(s: dict, st: sampling.Step, lang: str) -> dict:
                  "marker": {"color": palette.colour(COLOURS[s["method"]]), "size": 10}, "hoverinfo": "skip"})
     layout = palette.plot_layout({
         "xaxis": {"title": {"text": t["axis.x"]}, "type": "log", "fixedrange": True, "dtick": 1},
-        "yaxis": {"title": {"text": t["axis.y"]}, "type": "log", "fixedrange": True, "tickformat": ".1~%"},
+        "yaxis": {"title": {"text": t["axis.y"]}, "type": "log", "fixedrange": True,
+                  "tickformat": ".1~p"},  # one significant digit: 0.05%, not 0%, on the decades below 1%
         "margin": {"l": 64, "r": 16, "t": 24, "b": 48},
-        "height": 320,
-        "legend": {"orientation": "h", "x": 0, "y": 1.22},
+        "height": 360,
+        "legend": palette.legend_above(),
         "uirevision": "curve",
     })
     here = t["alt.point"].format(method=t[f"method={s['method']}"], batch=st.batch,

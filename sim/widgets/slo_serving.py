@@ -33,9 +33,9 @@ TEXT = {
     "zh": {
         "title": "在延迟目标下服务：同卡混跑、分块，还是 P/D 分离",
         "policy": "调度方式",
-        "policy=prefill-first": "prefill 优先：新请求整段 prompt 在它加入的那一步算完",
-        "policy=chunked": "分块 prefill：先给每个 decode 一个 token，再用剩下的预算切 prompt",
-        "policy=disaggregated": "P/D 分离：prefill 卡只算 prompt，decode 卡只生成",
+        "policy=prefill-first": "prefill 优先：新请求整段提示在它加入的那一步算完",
+        "policy=chunked": "分块 prefill：先给每个 decode 一个 token，再用剩下的预算切提示",
+        "policy=disaggregated": "P/D 分离：prefill 卡只算提示，decode 卡只生成",
         "short.prefill-first": "prefill 优先",
         "short.chunked": "分块 prefill",
         "short.disaggregated": "P/D 分离",
@@ -63,7 +63,7 @@ TEXT = {
         "goodput_rps_per_gpu": "goodput：每张 GPU 每秒达标的请求数",
         "goodput_rate": "即 {gpus} 张 GPU 合计 {rate} 个请求/秒",
         "goodput_rate_one": "即这 1 张 GPU 每秒 {rate} 个请求",
-        "kv_transfer_ms": "KV 传输：prompt 算完到 KV 到达 decode 卡（平均）",
+        "kv_transfer_ms": "KV 传输：提示算完到 KV 到达 decode 卡（平均）",
         "gpus": "用了几张 GPU",
         "rps": "{value} 个请求/秒",
         "behind": "这个到达率超过了容量 {capacity}：队列越排越长，这串请求越长，延迟就越大，"
@@ -72,7 +72,7 @@ TEXT = {
         "meets": "这个到达率下，{share} 的请求两个目标都达到，不低于 {goal_share} 的目标。",
         "misses": "这个到达率下只有 {share} 的请求两个目标都达到，低于 {goal_share} 的目标。",
         "colocated_gpus": "同卡混跑只用 1 张 GPU：prefill / decode GPU 数和传输链路只对 P/D 分离起作用。",
-        "budget_unused": "prefill 优先不切 prompt：每步 token 预算只对分块 prefill 和 P/D 分离的 prefill 卡起作用。",
+        "budget_unused": "prefill 优先不切提示：每步 token 预算只对分块 prefill 和 P/D 分离的 prefill 卡起作用。",
         "no_goodput": "最低的到达率 {lowest_rate} 个请求/秒下都达不到目标：goodput 为 0。",
         "note": "每张 GPU 都是连续批处理，KV 按 vLLM 的 16 token 一块分页，"
                 "每一步按逐算子屋顶线计时（算力和带宽按下面设的实际比例，都为 1 时是下界）；每步最多 "

@@ -72,8 +72,8 @@ TEXT = {
         "unit.tok_s": "token/s",
         "curve": "加速比随 batch 的变化",
         "trace.gamma": "γ = {gamma}",
-        "trace.best": "每个 batch 取最好的 γ",
-        "trace.even": "不快也不慢（1×）",
+        "trace.best": "每个 batch 最好的 γ",
+        "trace.even": "持平（1×）",
         "axis.x": "batch（对数刻度）",
         "axis.y": "加速比",
         "alt.point": "batch {batch}：{speedup}",
@@ -128,7 +128,7 @@ TEXT = {
         "curve": "Speed-up against the batch",
         "trace.gamma": "γ = {gamma}",
         "trace.best": "the best γ at each batch",
-        "trace.even": "neither faster nor slower (1×)",
+        "trace.even": "break-even (1×)",
         "axis.x": "Batch (log scale)",
         "axis.y": "Speed-up",
         "alt.point": "batch {batch}: {speedup}",
@@ -257,8 +257,8 @@ def curve_figure(r: speculative.Speculation, lang: str) -> dict:
         "xaxis": {"title": {"text": t["axis.x"]}, "type": "log", "fixedrange": True, "dtick": 1},  # no minor labels
         "yaxis": {"title": {"text": t["axis.y"]}, "rangemode": "tozero", "fixedrange": True},
         "margin": {"l": 56, "r": 16, "t": 24, "b": 48},
-        "height": 300,
-        "legend": {"orientation": "h", "x": 0, "y": 1.18},
+        "height": 340,
+        "legend": palette.legend_above(),
         "uirevision": "curve",
     })
     marks = (1, 4, 16, 64, 256, 512)

@@ -1,13 +1,15 @@
 """Speculative sampling's accept/reject rule, run: the output follows the target p, not the draft q.
 
 The rule and its run are sim/speculative.py (`sample_rule`). Five candidate next tokens; the target's and the
-draft's weights are editable (each set normalised to a distribution), with presets that fill both in. A seeded run
-of `samples` draws is drawn beside p and q as a histogram.
+draft's weights are editable (each set normalised to a distribution), with presets that fill both in. A temperature
+reshapes both alike (sim/sampling.py `heat`), as an engine applies a request's sampling settings to the target's and
+the draft's logits, so α can be read at any temperature. A seeded run of `samples` draws is drawn beside p and q as a
+histogram.
 """
 
 from __future__ import annotations
 
-from sim import speculative
+from sim import sampling, speculative
 from sim.display import fmt_grouped, fmt_pct
 from sim.kit import Controls, Figure, Flag, Range, Readouts, Select, Text, Widget, alt, output, palette, view
 
@@ -36,11 +38,13 @@ TEXT = {
         "q3": "草稿 q：「地板」的权重",
         "q4": "草稿 q：「床」的权重",
         "q5": "草稿 q：「屋顶」的权重",
+        "temperature": "温度 t（p 和 q 一起调）",
         "samples": "抽样次数",
         "run": "第几轮（随机种子）",
         "tokens": "垫子,沙发,地板,床,屋顶",
         "note": "「猫坐在____上」的下一个词，只有五个候选。每次抽样：先从 q 抽一个猜测 x；q(x) ≤ p(x) 就保留，"
-                "否则以 p(x)/q(x) 的概率保留；被拒就从 norm(max(0, p − q)) 重抽一个顶上。每组权重各自归一化成概率分布。"
+                "否则以 p(x)/q(x) 的概率保留；被拒就从 norm(max(0, p − q)) 重抽一个顶上。每组权重各自归一化成概率分布，"
+                "再按温度 t 调整：每个概率取 1/t 次方后重新归一化，和对 logits 除以 t 一样。"
                 "随机数来自固定种子，同样的设置总得到同样的结果。",
         "alpha": "接受率 α = Σ min(p, q)",
         "accepted_share": "这轮抽样中被保留的猜测",
@@ -75,13 +79,16 @@ TEXT = {
         "q3": "Draft q: weight of “floor”",
         "q4": "Draft q: weight of “bed”",
         "q5": "Draft q: weight of “roof”",
+        "temperature": "Temperature t (applied to p and q alike)",
         "samples": "Draws",
         "run": "Run (random seed)",
         "tokens": "mat,sofa,floor,bed,roof",
         "note": "The next word of “The cat sat on the ___”, with five candidates. Each draw: a guess x comes from q; "
                 "it is kept if q(x) ≤ p(x), else kept with probability p(x)/q(x); a rejected guess is replaced by a "
-                "draw from norm(max(0, p − q)). Each set of weights is normalised to a distribution. The random "
-                "numbers come from a fixed seed, so the same settings always give the same run.",
+                "draw from norm(max(0, p − q)). Each set of weights is normalised to a distribution, then "
+                "reshaped by the temperature t: each probability raised to the power 1/t and renormalised, as "
+                "dividing the logits by t does. The random numbers come from a fixed seed, so the same settings "
+                "always give the same run.",
         "alpha": "Acceptance rate α = Σ min(p, q)",
         "accepted_share": "Guesses kept in this run",
         "distance_to_target": "Output histogram's distance from p (total variation)",
@@ -104,6 +111,7 @@ WIDGET = Widget(
         Select("preset", default="overconfident", options=(*PRESETS, "custom"), style="buttons"),
         *(Range(name, default=PRESETS["overconfident"][0][i], min=0, max=100) for i, name in enumerate(P_FIELDS)),
         *(Range(name, default=PRESETS["overconfident"][1][i], min=0, max=100) for i, name in enumerate(Q_FIELDS)),
+        Range("temperature", default=1.0, min=0.05, max=2.0, step=0.05),
         Range("samples", default=10_000, min=100, max=speculative.MAX_SAMPLES, log=True),
         Range("run", default=1, min=1, max=100),
     ),
@@ -124,8 +132,9 @@ def render(state) -> dict:
     s = settle_preset(WIDGET.coerce(state), WIDGET.changed(state))
     p_weights, q_weights = [s[n] for n in P_FIELDS], [s[n] for n in Q_FIELDS]
     empty_p, empty_q = not any(p_weights), not any(q_weights)
-    run = speculative.sample_rule([1] * TOKENS if empty_p else p_weights, [1] * TOKENS if empty_q else q_weights,
-                                  s["samples"], seed=f"{speculative.SEED} {s['run']}")
+    p, q = (heated([1] * TOKENS if empty else weights, s["temperature"])
+            for weights, empty in ((p_weights, empty_p), (q_weights, empty_q)))
+    run = speculative.sample_rule(p, q, s["samples"], seed=f"{speculative.SEED} {s['run']}")
     gap = speculative.total_variation(run.p, run.q)
     outputs = {
         "alpha": output(run.alpha, fmt_pct(run.alpha, 1)),
@@ -144,6 +153,12 @@ def render(state) -> dict:
     flags = {"empty_p": empty_p, "empty_q": empty_q, "same": run.p == run.q}
     return view(s, outputs, figures={"figure": histogram_figure(run, s["lang"])}, flags=flags,
                 derivations=derivations)
+
+
+def heated(weights, temperature: float) -> tuple[float, ...]:
+    """A set of weights as a distribution at `temperature` (at 1, the weights normalised, untouched by heat)."""
+    p = speculative.normalise(weights)
+    return p if temperature == 1 else sampling.heat(p, temperature)
 
 
 def settle_preset(s: dict, changed: str | None) -> dict:
@@ -179,7 +194,7 @@ def histogram_figure(run: speculative.RuleRun, lang: str) -> dict:
         "xaxis": {"fixedrange": True},
         "margin": {"l": 56, "r": 16, "t": 24, "b": 40},
         "height": 300,
-        "legend": {"orientation": "h", "x": 0, "y": 1.18},
+        "legend": palette.legend_above(),
         "uirevision": "figure",
     })
     spoken = [t["alt.token"].format(token=tok, p=fmt_pct(p, 1), q=fmt_pct(q, 1), out=fmt_pct(o, 1))

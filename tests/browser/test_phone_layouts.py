@@ -81,3 +81,51 @@ def test_a_phone_shows_the_whole_diagram_with_legible_text(site_page, server, le
         f"{key} is {frame['scrollWidth']} px wide in a {frame['clientWidth']} px frame"
     assert frame["small"] == [], f"{key}: text below 11 px: {frame['small']}"
     assert frame["outside"] == [], f"{key}: text past the drawing's edge: {frame['outside']}"
+
+
+def plots() -> list:
+    """(lesson, widget id, figure name) for every Plotly figure with a legend a lesson's widgets draw."""
+    found = []
+    for lesson in LESSONS:
+        for name, widget_id in WIDGET.findall(lesson.body):
+            for figure, spec in widgets.render(name, {"lang": lesson.lang})["figures"].items():
+                if "legend" in spec["layout"]:
+                    found.append(pytest.param(lesson, widget_id or name, figure,
+                                              marks=pytest.mark.lesson(lesson.slug),
+                                              id=f"{lesson.lang}/{lesson.slug}/{widget_id or name}/{figure}"))
+    return found
+
+
+# A plot's legend, plot area and axis titles, in page pixels, once the plot is drawn (plots are drawn as they near
+# the screen, so the figure is scrolled to first).
+PLOT_BOXES = """async ([widgetId, figure]) => {
+  const holder = document.querySelector(`#${widgetId} [data-figure="${figure}"]`);
+  holder.scrollIntoView({block: 'center'});
+  for (let i = 0; i < 200 && !(holder._fullLayout && !('drawing' in holder.dataset)); i++)
+    await new Promise(r => setTimeout(r, 50));
+  const box = el => { if (!el) return null; const r = el.getBoundingClientRect();
+                      return r.width && r.height ? {left: r.left, top: r.top, right: r.right, bottom: r.bottom} : null; };
+  const at = holder.getBoundingClientRect(), size = holder._fullLayout._size;
+  return {legend: box(holder.querySelector('.legend .bg')),
+          area: {left: at.left + size.l, top: at.top + size.t, right: at.left + size.l + size.w,
+                 bottom: at.top + size.t + size.h},
+          xtitle: box(holder.querySelector('.g-xtitle text')), ytitle: box(holder.querySelector('.g-ytitle text'))};
+}"""
+
+
+def overlap(a: dict, b: dict, slack: float = 1.0) -> bool:
+    return (a["left"] < b["right"] - slack and b["left"] < a["right"] - slack and a["top"] < b["bottom"] - slack
+            and b["top"] < a["bottom"] - slack)
+
+
+@pytest.mark.parametrize(("lesson", "widget_id", "figure"), plots())
+def test_a_phone_shows_a_plots_legend_clear_of_its_curves_and_axis_titles(site_page, server, lesson, widget_id,
+                                                                         figure):
+    site_page.set_viewport_size(PHONE)
+    open_all_ready(site_page, lesson_url(server, lesson))
+    boxes = site_page.evaluate(PLOT_BOXES, [widget_id, figure])
+    assert boxes["legend"], f"{widget_id}/{figure}: no legend drawn"
+    for part in ("area", "xtitle", "ytitle"):
+        if boxes[part]:
+            assert not overlap(boxes["legend"], boxes[part]), \
+                f"{widget_id}/{figure}: the legend {boxes['legend']} covers the {part} {boxes[part]}"

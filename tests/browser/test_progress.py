@@ -105,28 +105,70 @@ def test_answers_are_remembered_graded_counted_listed_shared_by_tabs_and_forgott
         expect(box.locator('[data-flag="answered"]')).to_be_hidden()
 
 
-def test_a_section_scrolled_through_is_marked_read_in_the_contents(site_page, server):
+# The page's own rule: how long a screenful of a section must be on screen (progress.js READ_MS_PER_SCREEN).
+READ_MS = """async () => (await import(new URL('progress.js', document.querySelector('script[src$="/page.js"]').src)))
+  .READ_MS_PER_SCREEN"""
+# Scroll the window from y `from` to y `to` over `ms`, a step a frame, as a fling does.
+FLING = """async ([from, to, ms]) => {
+  const start = performance.now();
+  for (;;) {
+    const f = Math.min(1, (performance.now() - start) / ms);
+    window.scrollTo(0, from + (to - from) * f);
+    if (f === 1) return;
+    await new Promise(requestAnimationFrame);
+  }
+}"""
+TOP = "id => document.getElementById(id).getBoundingClientRect().top + window.scrollY"
+
+
+def test_a_section_read_on_screen_is_marked_read_and_one_jumped_or_flung_past_is_not(site_page, server):
     lesson = f"{server.origin}/en/prefill-decode/"
     site_page.goto(lesson)
     entries = site_page.locator(".contents li")
     sections = site_page.evaluate("[...document.querySelectorAll('.contents a')].map(a => a.hash.slice(1))")
-    assert len(sections) > 5
+    assert len(sections) > 8
     expect(site_page.locator(".contents li[data-read]")).to_have_count(0)
+    read_ms = site_page.evaluate(READ_MS)
     # Jumping from the contents past a section puts its end (the next heading) on screen, but not its heading:
     # the section skipped is not read.
     site_page.locator(f'.contents a[href="#{sections[4]}"]').click()
     site_page.wait_for_timeout(300)
     assert site_page.evaluate("id => document.getElementById(id).getBoundingClientRect().bottom < 0", sections[3])
     expect(entries.nth(3)).not_to_have_attribute("data-read", "")
+    # A short section (under a screen), flung past in 120 ms: its heading and its end both cross the screen, but it
+    # is not on screen long enough to be read, then or after.
+    short = next(i for i in range(len(sections) - 1) if site_page.evaluate(
+        f"([a, b]) => ({TOP})(b) - ({TOP})(a) < window.innerHeight / 2", [sections[i], sections[i + 1]]))
+    site_page.evaluate(f"id => window.scrollTo(0, ({TOP})(id) - 2 * window.innerHeight)", sections[short])
+    site_page.wait_for_timeout(300)
+    top, end = (site_page.evaluate(TOP, sections[i]) for i in (short, short + 1))
+    height = site_page.evaluate("window.innerHeight")
+    crossed = site_page.evaluate("""async ([fling, from, to, heading, end]) => {
+      const on = id => { const r = document.getElementById(id).getBoundingClientRect();
+                         return r.bottom > 0 && r.top < window.innerHeight; };
+      const seen = new Set();
+      const look = () => { for (const id of [heading, end]) if (on(id)) seen.add(id);
+                           if (!done) requestAnimationFrame(look); };
+      let done = false; look();
+      await (0, eval)(`(${fling})`)([from, to, 120]);
+      done = true;
+      return seen.size;
+    }""", [FLING, top - height, end + height / 2, sections[short], sections[short + 1]])
+    assert crossed == 2, "the fling should carry both the heading and the end of the section across the screen"
+    site_page.wait_for_timeout(read_ms * 2)
+    expect(entries.nth(short)).not_to_have_attribute("data-read", "")
+    # Read: the same section whole on screen, for as long as the rule asks, is read, and stays read.
+    site_page.evaluate("y => window.scrollTo(0, y)", top - 40)
+    site_page.wait_for_timeout(read_ms / 2)
+    expect(entries.nth(short)).not_to_have_attribute("data-read", "")  # not yet
+    site_page.wait_for_timeout(read_ms)
+    expect(entries.nth(short)).to_have_attribute("data-read", "")
     site_page.goto(lesson)
-    for section in sections[:2]:  # the first section's heading, then its end (the next heading), on screen
-        site_page.evaluate("id => document.getElementById(id).scrollIntoView()", section)
-        site_page.wait_for_timeout(200)
-    expect(entries.first).to_have_attribute("data-read", "")
-    site_page.goto(lesson)
-    expect(entries.first).to_have_attribute("data-read", "")
-    expect(entries.first.locator("a")).to_have_text(re.compile(re.escape(WORDS["en"]["script"]["progress"]["read"]) + "$"))
+    expect(entries.nth(short)).to_have_attribute("data-read", "")
+    expect(entries.nth(short).locator("a")).to_have_text(
+        re.compile(re.escape(WORDS["en"]["script"]["progress"]["read"]) + "$"))
     expect(entries.last).not_to_have_attribute("data-read", "")  # never scrolled to
+    expect(site_page.locator(".contents li[data-read]")).to_have_count(1)
     # The home page offers to forget it, which clears the mark too.
     site_page.goto(f"{server.origin}/en/")
     site_page.locator("button[data-forget-progress]").click()

@@ -5,6 +5,7 @@ greedy, 10^5 draws within 1% total variation, and the sampling step's bytes and 
 from __future__ import annotations
 
 import math
+import pathlib
 import random
 import re
 
@@ -166,6 +167,30 @@ def test_min_p_is_not_an_absolute_threshold():
     full = expand(sampling.distribution("flat"))
     relative = sampling.distribution("flat", min_p=0.1).kept_tokens
     assert relative == sum(1 for q in full if q >= 0.1 * full[0]) > 0 == sum(1 for q in full if q >= 0.1)
+
+
+LESSONS = pathlib.Path(__file__).resolve().parents[2] / "lessons"
+QUOTED_MIN_P = re.compile(r"sampling\.distribution\(([^()]*min_p=[^()]*)\)")
+SEAM = 0.01  # a quoted min-p's threshold stays this far (relative) from every token's probability
+
+
+def seam_distance(shape: str = "peaked", temperature: float = 1.0, min_p: float = 0.0) -> float:
+    """How far, relative to min-p's threshold, the nearest token's probability lies from it."""
+    runs = sampling.softmax(sampling.groups(shape, V), temperature)
+    threshold = min_p * max(r.p for r in runs)
+    return min(abs(r.p / threshold - 1) for r in runs)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_min_p_the_lesson_quotes_sits_on_a_seam_of_tied_ranks(lang):
+    # Tokens of equal probability (a tail bucket, the head's tied floor) cross min-p's threshold together: a
+    # setting whose threshold lies within a rounding of them would keep or drop them all on that rounding.
+    quoted = set(QUOTED_MIN_P.findall((LESSONS / lang / "sampling.md").read_text(encoding="utf-8")))
+    assert len(quoted) >= 3
+    for args in quoted:
+        distance = eval(f"seam_distance({args})", {"seam_distance": seam_distance})
+        assert distance > SEAM, f"sampling.distribution({args}): min-p's threshold is {distance:.2%} from a tie"
+    assert seam_distance("flat", min_p=0.1) < 0.002  # the seam this replaced: the head's tied floor, 0.11% above
 
 
 def test_the_combination_is_top_k_then_top_p_over_the_survivors_then_min_p():

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from sim import cache, model_size, presets, roofline, scheduler, speculative, widgets
+from sim import cache, model_size, presets, roofline, sampling, scheduler, speculative, widgets
 from sim.widgets import spec_decode, spec_sampling
 
 ANCHOR, H100, A100 = presets.model("qwen3.8-27b"), presets.hardware("h100-sxm"), presets.hardware("a100-sxm-80gb")
@@ -196,6 +196,24 @@ def test_spec_sampling_presets_fill_the_weights_and_editing_one_makes_it_custom(
     assert edited["state"]["preset"] == "custom" and edited["state"]["q1"] == 0
     empty = widgets.render("spec-sampling", {"preset": "custom", **{f"p{i}": 0 for i in range(1, 6)}})
     assert empty["flags"]["empty_p"] and empty["outputs"]["alpha"]["text"] == "30.0%"  # equal p against the default q
+
+
+@pytest.mark.parametrize(("preset", "temperature"), [("close", 0.1), ("opposite", 0.25), ("overconfident", 1.0),
+                                                     ("flat", 2.0)])
+def test_spec_sampling_reads_alpha_at_any_temperature_as_the_lessons_quote_it(preset, temperature):
+    # The sampling and speculative-decoding lessons quote the five-word drafts' α at t = 0.1 and 0.25: the widget's
+    # temperature reshapes p and q alike, and its α, its histogram's target and the run follow.
+    p, q = (speculative.normalise(w) for w in spec_sampling.PRESETS[preset])
+    if temperature != 1:
+        p, q = sampling.heat(p, temperature), sampling.heat(q, temperature)
+    view = widgets.render("spec-sampling", {"preset": preset, "temperature": temperature, "samples": 100_000})
+    assert view["outputs"]["alpha"]["value"] == pytest.approx(speculative.acceptance(p, q), rel=1e-5)
+    assert view["outputs"]["distance_to_target"]["value"] < 0.01  # the output still follows the (reshaped) target
+    at_one = widgets.render("spec-sampling", {"preset": preset})["outputs"]["alpha"]["value"]
+    if preset == "close" and temperature < 1:
+        assert view["outputs"]["alpha"]["value"] > at_one
+    if preset == "opposite":
+        assert view["outputs"]["alpha"]["value"] < at_one
 
 
 def test_gains_are_the_speedup_at_each_gamma():

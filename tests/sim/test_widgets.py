@@ -391,3 +391,16 @@ def test_a_note_marks_only_controls_the_widget_has_and_only_while_it_is_on():
         inert_controls(Widget(controls, (Flag("note", tone="note", controls=("c",)),)), {"flags": {"note": True}})
     with pytest.raises(DeclarationError, match="make it tone='note'"):
         inert_controls(Widget(controls, (Flag("warn", controls=("b",)),)), {"flags": {"warn": True}})
+
+
+@pytest.mark.parametrize("name", widgets.names())
+def test_every_plot_legend_sits_above_its_plot(name):
+    # Anchored by its bottom above the plot area, a legend that wraps on a phone widens the top margin instead of
+    # growing over the curves (anchored by its top) or the x-axis title (below the plot).
+    for lang in ("zh", "en"):
+        for figure, spec in widgets.render(name, {"lang": lang})["figures"].items():
+            legend = spec["layout"].get("legend")
+            shown = [trace for trace in spec["data"] if trace.get("showlegend", True) and trace.get("name")]
+            if legend or len(shown) > 1:
+                assert legend and legend["yanchor"] == "bottom" and legend["y"] >= 1, \
+                    f"{name}/{figure}: legend {legend}; use palette.legend_above()"

@@ -13,6 +13,9 @@ import { TEXT } from "./text.js";
 import { readUrlState } from "./urlstate.js";
 
 const SITE = new URL("../../", import.meta.url).pathname;
+// How long a screenful of a section must be on screen to count as read (see watchReading): a fling past takes a
+// fraction of this, reading a screen of text many times it.
+export const READ_MS_PER_SCREEN = 1500;
 export const KEY = `inferlab-progress ${SITE}`;
 
 function isObject(value) {
@@ -125,8 +128,11 @@ export class LessonProgress {
   }
 
   // A section counts as read once its heading and its end (the next section's heading, or the lesson's last
-  // element) have both been on screen during one visit, whenever each was: scrolling through it does that, and so
-  // does reading a short one whole; jumping past it from the contents does not.
+  // element) have both been on screen during one visit, whenever each was, and the section has been on screen long
+  // enough to be read: READ_MS_PER_SCREEN for each screen of its height (at least one screen's worth), summed over
+  // the visit while the tab is in front. Scrolling through at a reader's pace does that, and so does reading a short
+  // one whole; jumping past it from the contents does not, nor does a fling that carries it past in a fraction of a
+  // second.
   watchReading() {
     const links = [...document.querySelectorAll(".contents a[href^='#']")];
     const headings = links.map((link) => document.getElementById(decodeURIComponent(link.hash.slice(1))));
@@ -136,25 +142,64 @@ export class LessonProgress {
     const tail = [...article.children].filter((child) => !child.matches(".pager")).at(-1);
     const last = tail?.matches(".lesson-part") ? tail.lastElementChild : tail;
     const bounds = [...headings, last];
+    // What is timed on screen: each section's part, or its heading where the lesson has no parts.
+    const parts = headings.map((heading) => heading.closest(".lesson-part") ?? heading);
     const kept = new Set(load()?.read?.[this.slug] ?? []);
     links.forEach((link, i) => { if (kept.has(headings[i].id)) this.markRead(link); });
     if (typeof IntersectionObserver === "undefined") return;
     const seen = new Set();
-    const observer = new IntersectionObserver((entries) => {
-      for (const entry of entries) if (entry.isIntersecting) seen.add(bounds.indexOf(entry.target));
-      const read = headings.flatMap((heading, i) => (seen.has(i) && seen.has(i + 1) && !kept.has(heading.id) ? [i] : []));
-      if (read.length === 0) return;
+    const showing = new Set(); // indexes of the parts on screen now
+    const shownMs = parts.map(() => 0); // on screen so far, up to `since`
+    let since = performance.now();
+    let front = !document.hidden; // the tab in front since `since`
+    let timer = null;
+    const tally = () => {
+      const now = performance.now();
+      if (front) for (const i of showing) shownMs[i] += now - since;
+      since = now;
+      front = !document.hidden;
+    };
+    const neededMs = (i) => READ_MS_PER_SCREEN * Math.max(1, parts[i].getBoundingClientRect().height / window.innerHeight);
+    const check = () => {
+      tally();
+      clearTimeout(timer);
+      timer = null;
+      const unread = headings.flatMap((heading, i) => (kept.has(heading.id) ? [] : [i]));
+      const read = unread.filter((i) => seen.has(i) && seen.has(i + 1) && shownMs[i] >= neededMs(i));
       for (const i of read) {
         kept.add(headings[i].id);
         this.markRead(links[i]);
       }
-      const data = load();
-      if (data === null) return;
-      data.read[this.slug] = [...new Set([...(Array.isArray(data.read[this.slug]) ? data.read[this.slug] : []), ...kept])];
-      save(data);
-      if (kept.size === headings.length) observer.disconnect();
+      if (read.length > 0) {
+        const data = load();
+        if (data !== null) {
+          data.read[this.slug] = [...new Set([...(Array.isArray(data.read[this.slug]) ? data.read[this.slug] : []), ...kept])];
+          save(data);
+        }
+      }
+      if (kept.size === headings.length) {
+        observer.disconnect();
+        document.removeEventListener("visibilitychange", check);
+        return;
+      }
+      // Look again when the first part on screen, not yet read, will have been shown long enough.
+      const waits = [...showing].filter((i) => !kept.has(headings[i].id)).map((i) => neededMs(i) - shownMs[i]);
+      if (waits.length > 0 && !document.hidden) timer = setTimeout(check, Math.max(50, Math.min(...waits)));
+    };
+    const observer = new IntersectionObserver((entries) => {
+      tally();
+      for (const entry of entries) {
+        for (const [i, bound] of bounds.entries()) if (bound === entry.target && entry.isIntersecting) seen.add(i);
+        for (const [i, part] of parts.entries()) {
+          if (part !== entry.target) continue;
+          if (entry.isIntersecting) showing.add(i);
+          else showing.delete(i);
+        }
+      }
+      check();
     });
-    for (const bound of new Set(bounds)) observer.observe(bound);
+    for (const element of new Set([...bounds, ...parts])) observer.observe(element);
+    document.addEventListener("visibilitychange", check);
   }
 
   markRead(link) {
