@@ -155,7 +155,7 @@ export class ReadoutDock {
     const gone = lost.bottom < top || lost.top > innerHeight;
     this.strip.hidden = away || gone;
     // Narrow screens only (widgets.css): elsewhere the strip is never displayed.
-    if (this.strip.hidden || !this.strip.checkVisibility() || !reveal || this.pressed) return;
+    if (this.strip.hidden || !(this.strip.checkVisibility?.() ?? true) || !reveal || this.pressed) return;
     const stripTop = this.strip.getBoundingClientRect().top;
     const control = this.active.getBoundingClientRect();
     const overlap = control.bottom + MARGIN_PX - stripTop;
