@@ -218,3 +218,12 @@ def test_an_index_that_cannot_load_says_so(page, server):
 def test_a_term_finds_its_lesson_by_its_chinese_or_english_name(site_page, server, query):
     site_page.goto(server.url(""))
     assert "/prefill-decode/" in result_urls(search(site_page, query))
+
+
+# A hyphenated term is one word in the index (min-p as minp); on a Chinese page the browser's segmenter would cut the
+# query into min and p, which start words on every page, and the lesson that teaches min-p came fourth.
+@pytest.mark.parametrize("start", ["", "en/"])
+@pytest.mark.parametrize("query, lesson", [("min-p", "sampling/"), ("top-k", "sampling/")])
+def test_a_hyphenated_term_finds_the_lesson_that_teaches_it_first(site_page, server, start, query, lesson):
+    site_page.goto(server.url(start))
+    assert result_urls(search(site_page, query))[0].endswith(f"/{start}{lesson}")

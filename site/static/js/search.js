@@ -34,6 +34,12 @@ async function loadPagefind() {
 // word of the query.
 const CHINESE = /\p{Script=Han}/u;
 
+// Pagefind indexes a hyphenated Latin word as one word without its hyphens (min-p as minp), and cuts an English
+// query the same way; but a query on a Chinese page is cut by the browser's segmenter, into min, - and p, each of
+// which matches the start of many words ("prefill"). Joined first, the query asks for the word the index holds.
+const HYPHENATED = /(?<=[\p{Script=Latin}\d])-(?=[\p{Script=Latin}\d])/gu;
+const asIndexed = (query) => query.replace(HYPHENATED, "");
+
 async function holding(results, query) {
   if (!CHINESE.test(query)) {
     return { total: results.length, data: await Promise.all(results.slice(0, SHOWN_RESULTS).map((r) => r.data())) };
@@ -117,7 +123,7 @@ class Search {
       if (!this.loaded) this.say(this.words.textLoading);
       const pagefind = await pending;
       this.loaded = true;
-      const search = await pagefind.search(query);
+      const search = await pagefind.search(asIndexed(query));
       if (number !== this.latest) return;
       shown = await holding(search.results, query);
     } catch (error) {
