@@ -138,12 +138,14 @@ def test_a_wide_screen_never_shows_the_strip(site_page, server):
     site_page.set_viewport_size({"width": 1280, "height": 800})
     open_all_ready(site_page, server.url("en/speculative-decoding/"))
     widget = site_page.locator("#spec")
-    height = widget.bounding_box()["height"]
     widget.locator('[data-param="batch"] input[type="range"]').focus()
     site_page.keyboard.press("ArrowRight")
     site_page.wait_for_function(MOVED, arg=["spec", "batch", "1"], timeout=60_000)
     expect(widget.locator(".readout-dock")).not_to_be_visible()
-    assert widget.bounding_box()["height"] == height
+    # and it takes no room: the widget is as tall as it would be without it (the move itself may change the height)
+    with_dock = widget.bounding_box()["height"]
+    site_page.evaluate("document.querySelectorAll('.readout-dock-anchor').forEach(a => a.remove())")
+    assert widget.bounding_box()["height"] == with_dock
 
 
 @pytest.mark.parametrize("path", ["", "en/", "pd-disaggregation/", "en/speculative-decoding/"])
