@@ -194,8 +194,8 @@ def measure_meanwhile(context, server: Server) -> dict[str, list]:
 
 # The first plot of a page, in a new browser profile (plotly.js never evaluated there): a reader stops two and a third
 # screens above the first widget with a figure (within two screens, plotly.js may be prepared; beyond 600 px, no
-# figure is drawn), reads for three seconds, then goes to it. The longest main-thread task while reading, and from
-# going there until the plot is drawn (and 300 ms after), in ms.
+# figure is drawn), reads for three seconds, then goes to it. The longest main-thread task while getting there and
+# reading, and from going to the figure until its plot is drawn (and 300 ms after), in ms.
 LONG_TASKS = """window.__longTasks = [];
 new PerformanceObserver(list => {
   for (const e of list.getEntries()) window.__longTasks.push([e.startTime, e.duration]);
@@ -205,11 +205,11 @@ FIRST_PLOT = """async () => {
   const widget = figure.closest('[data-widget]');
   const longest = (from, to) => Math.max(0, ...window.__longTasks
     .filter(([start, length]) => start + length > from && start < to).map(([, length]) => length));
+  const reading = performance.now();
   for (let i = 0; i < 3; i++) {  // parts laid out as they near the screen move what is below them
     scrollBy(0, widget.getBoundingClientRect().top - innerHeight * 2.33);
     await new Promise(resolve => setTimeout(resolve, 100));
   }
-  const reading = performance.now();
   await new Promise(resolve => setTimeout(resolve, 3000));
   const going = performance.now();
   widget.scrollIntoView();
@@ -280,7 +280,7 @@ def first_plot_rows(first_plots: list[dict]) -> list[tuple[str, str, str]]:
     names = " ".join(p["page"].split("/")[1] for p in first_plots)
     return [(f"first plot of a page, longest task from going there until drawn (ms; {names})", longest("drawing"),
              "≤ 200 each"),
-            ("first plot of a page, longest task in the 3 s read before it (ms; plotly.js is prepared there)",
+            ("first plot of a page, longest task while stopping and reading before it (ms; plotly.js prepared)",
              longest("reading"), "")]
 
 
