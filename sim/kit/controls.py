@@ -30,6 +30,14 @@ class Range:
     label: str | None = None  # TEXT key of the label; default: the name
     kind: str = field(default="range", init=False)
 
+    def __post_init__(self):
+        # A default the control cannot show would be replaced silently wherever it is used: refused where it is
+        # declared (the build reports the widget module's line).
+        if not self.min < self.max:
+            raise ValueError(f"Range {self.name!r}: min {self.min!r} must be below max {self.max!r}")
+        if (problem := self.problem(self.default)) is not None:
+            raise ValueError(f"Range {self.name!r}: its default is not a value it can take: {problem}")
+
     def coerce(self, value) -> int:
         """Clamp numbers into range and snap them to the step; anything else becomes the default."""
         number = _as_number(value)
@@ -94,6 +102,14 @@ class Select:
     # Option labels that are the same in every language (a GPU's name); other options are TEXT "NAME=VALUE".
     names: Mapping[str, str] | None = None
     kind: str = field(default="select", init=False)
+
+    def __post_init__(self):
+        if len(set(self.options)) != len(self.options) or not self.options:
+            raise ValueError(f"Select {self.name!r}: its options must be distinct and at least one: {self.options!r}")
+        if self.default not in self.options:
+            # A URL or lesson value would fall back to it, and no button or menu entry shows it.
+            raise ValueError(f"Select {self.name!r}: its default {self.default!r} is not one of its options "
+                             f"{', '.join(self.options)}")
 
     @property
     def values(self) -> tuple[str, ...]:
