@@ -421,10 +421,14 @@ def build(paths: Paths) -> float:
     return time.perf_counter() - started
 
 
-def report(failed: BuildFailed) -> None:
-    for problem in failed.problems:
+def report(failed: BuildFailed, command: str = "build") -> None:
+    """Every problem, sorted by file and line, then one line that says what became of the site (`check` writes
+    none)."""
+    for problem in sorted(failed.problems, key=lambda p: (str(p.path), p.line)):
         print(_relative(problem), file=sys.stderr)
-    print(f"build failed: {len(failed.problems)} problem(s); the previous site is unchanged", file=sys.stderr)
+    count = f"{len(failed.problems)} problem(s)"
+    print(f"check failed: {count}" if command == "check" else f"build failed: {count}; the previous site is unchanged",
+          file=sys.stderr)
 
 
 def _relative(problem: Problem) -> str:
@@ -441,6 +445,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Paths.out, help="output folder (build, serve)")
     parser.add_argument("--port", type=int, default=8000, help="port (serve)")
     parser.add_argument("--dev", action="store_true", help="pages reload themselves after a rebuild (serve sets it)")
+    parser.add_argument("--stdlib", action="store_true",
+                        help="check: also list every standard-library module the site's Python imports, and why")
     parser.add_argument("--frozen", choices=("write", "read", "none", "seeds"), default="write",
                         help="lessons/frozen.json and site/stdlib/: take them and write them back when they are "
                              "renewed (build, serve), only take them (check always does), or compute every figure")
@@ -455,11 +461,13 @@ def main(argv: list[str] | None = None) -> int:
                 build(Paths(lessons=paths.lessons, out=Path(scratch) / "_site",
                             frozen="none" if args.frozen == "none" else "read"))
             stdlib = python_stdlib(replace(paths, frozen="read"), pack_sim(paths.sim)[1])
-            print(f"the standard library sent, {stdlib.site_path} ({len(stdlib.data) / 1000:.0f} KB), "
-                  "holds every module the site's Python imports, each with the step that imported it:")
-            for line in stdlib.listing():
-                print(f"  {line}")
-            print("check: no problems")
+            if args.stdlib:
+                print(f"the standard library sent, {stdlib.site_path} ({len(stdlib.data) / 1000:.0f} KB), "
+                      "holds every module the site's Python imports, each with the step that imported it:")
+                for line in stdlib.listing():
+                    print(f"  {line}")
+            print(f"check: no problems (the standard library sent: {len(stdlib.data) / 1000:.0f} KB; "
+                  "--stdlib lists its modules)")
         else:
             try:
                 print(f"built {paths.out} in {build(paths):.2f} s", flush=True)
@@ -473,7 +481,7 @@ def main(argv: list[str] | None = None) -> int:
             serve(paths.out, args.port, sources, rebuild, announce=lambda line: print(line, flush=True),
                   ignore=frozenset({paths.lessons / frozen.FILE}))  # what the rebuild writes is no save
     except BuildFailed as failed:
-        report(failed)
+        report(failed, args.command)
         return 2
     return 0
 

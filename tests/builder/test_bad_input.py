@@ -305,9 +305,9 @@ def test_every_problem_is_reported_at_once(tmp_path, previous_site, capsys):
         "two.md": "no front matter\n",
     })
     found = failing_build(tmp_path, previous_site, capsys)
-    assert [(name, line) for name, line, _ in found] == [
-        ("two.md", 1), ("one.md", BODY_LINE), ("one.md", BODY_LINE + 3), ("one.md", BODY_LINE + 4),
-        ("one.md", BODY_LINE + 7)]
+    assert [(name, line) for name, line, _ in found] == [  # by file, then line
+        ("one.md", BODY_LINE), ("one.md", BODY_LINE + 3), ("one.md", BODY_LINE + 4), ("one.md", BODY_LINE + 7),
+        ("two.md", 1)]
 
 
 def test_a_figure_for_a_configuration_that_does_not_fit_fails_at_its_line(problems):

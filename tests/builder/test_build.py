@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import build
-from builder.problems import BuildFailed
+from builder.problems import BuildFailed, Problem
 from builder.templates import js_number
 from sim import widgets
 
@@ -184,12 +184,24 @@ def test_cli_reports_problems_with_exit_status_2(tmp_path):
         )
         assert result.returncode == 2, result.stderr
         assert f"{lessons / 'x.md'}:7: unknown widget 'nope'" in result.stderr
+        # check writes no site, and says nothing of one
+        assert result.stderr.splitlines()[-1] == ("check failed: 1 problem(s)" if command == "check" else
+                                                  "build failed: 1 problem(s); the previous site is unchanged")
     assert not (tmp_path / "out").exists()
 
 
-def test_cli_check_passes_on_the_real_lessons():
+def test_cli_check_passes_on_the_real_lessons_and_says_so_in_one_line():
     result = subprocess.run([sys.executable, "build.py", "check"], cwd=build.ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+    assert re.fullmatch(r"check: no problems \(the standard library sent: \d+ KB; --stdlib lists its modules\)\n",
+                        result.stdout), result.stdout
+
+
+def test_problems_are_reported_in_file_and_line_order(capsys, tmp_path):
+    a, b = tmp_path / "a.md", tmp_path / "b.md"
+    build.report(BuildFailed([Problem(b, 3, "third"), Problem(a, 9, "second"), Problem(a, 2, "first")]))
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.rsplit(": ", 1)[1] for line in lines[:-1]] == ["first", "second", "third"]
 
 
 @pytest.mark.parametrize("value, text", [(208.0, "208"), (15.3881, "15.3881"), (1.6e-05, "0.000016"), (2e-8, "2e-8"),
