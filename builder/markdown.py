@@ -60,13 +60,26 @@ def _raw_directives(md: MarkdownIt) -> None:
         opened.type, opened.tag, opened.nesting, opened.info = "directive", "", 0, name
         # The container rule moves past the closing fence only when it found one.
         closed = state.line > opened.map[1]
-        opened.meta = {"args": args.strip(), "body": state.getLines(start + 1, opened.map[1], state.blkIndent, False),
-                       "closed": closed}
+        body = state.getLines(start + 1, opened.map[1], state.blkIndent, False)
+        opened.meta = {"args": args.strip(), "body": body, "closed": closed, "fence": opened.markup,
+                       "nested": _nested_opening(body, len(opened.markup))}
         if closed:
             opened.map = [opened.map[0], opened.map[1] + 1]
         return True
 
     md.block.ruler.at(CONTAINER, directive_rule)
+
+
+NESTED_FENCE = re.compile(r"^\s*(:{3,})\s*([A-Za-z][\w-]*)")
+
+
+def _nested_opening(body: str, fence: int) -> tuple[int, str] | None:
+    """A directive opened inside a body with a fence at least as long as the body's own: (its line within the
+    body, from 0, and its name). The body's first bare fence closes the outer directive, not that one."""
+    for i, text in enumerate(body.splitlines()):
+        if (m := NESTED_FENCE.match(text)) and len(m[1]) >= fence:
+            return i, m[2]
+    return None
 
 
 def _sim_rule(state: StateInline, silent: bool) -> bool:
@@ -222,6 +235,14 @@ def _prepare(token: Token, line: int, ctx: LessonContext) -> None:
             ctx.sections.append(str(token.attrs["id"]))
     if token.type == "directive":
         token.meta["html"] = ""
+        if token.meta["nested"] and token.meta["closed"]:
+            at, name = token.meta["nested"]
+            fence = token.meta["fence"]
+            raise LessonError(line, f"directive '{token.info}' holds '{name}' (line {line + 1 + at}) behind a fence "
+                                    f"as long as its own ('{fence}'): the '{fence}' at line "
+                                    f"{line + 1 + len(token.meta['body'].splitlines())} closes the {token.info}, and "
+                                    f"the {name} is left open. Open and close the {token.info} with a longer fence "
+                                    f"('{fence}:' … '{fence}:') to hold a directive inside it")
         if not token.meta["closed"]:
             raise LessonError(line, f"directive '{token.info}' is not closed by a line of colons")
         token.meta["html"] = run_directive(ctx, token.info, token.meta["args"], token.meta["body"], line)

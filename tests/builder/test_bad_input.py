@@ -502,3 +502,18 @@ def test_a_lesson_without_a_step_on_the_map_is_told_to_add_one(problems):
     found = problems({"one.md": lesson("x\n"), "later.md": lesson("::: evolution\n:::\n"),
                       "zh/evolution.yml": EVOLUTION})
     assert_one(found, "later.md", BODY_LINE, "no item of lessons/zh/evolution.yml has lesson: later")
+
+
+def test_a_directive_inside_one_with_a_fence_as_long_is_blamed_on_the_outer_one(problems):
+    # The ':::' meant to close the details closes the callout; the author is told which fence to lengthen, at the
+    # callout's line, not that the details is unclosed.
+    found = problems({"one.md": lesson("Text.\n\n::: callout note\nInside.\n\n::: details More\nHidden.\n:::\n")})
+    assert_one(found, "one.md", BODY_LINE + 2,
+               f"directive 'callout' holds 'details' (line {BODY_LINE + 5}) behind a fence as long as its own (':::'): "
+               f"the ':::' at line {BODY_LINE + 7} closes the callout, and the details is left open. Open and close "
+               "the callout with a longer fence ('::::' … '::::') to hold a directive inside it")
+
+
+def test_a_directive_inside_one_with_a_longer_fence_is_fine(tmp_path, previous_site, capsys):
+    write_lessons(tmp_path, {"one.md": lesson(":::: callout note\nInside.\n\n::: details More\nHidden.\n:::\n::::\n")})
+    build.build(build.Paths(lessons=tmp_path / "lessons", out=tmp_path / "out"))
