@@ -46,6 +46,8 @@ class LessonContext:
     frozen: Frozen  # what the simulator gave an earlier build of the same code (builder/frozen.py)
     render_markdown: Callable[[str, int], str] = None  # (markdown, 1-based line of its first line) -> HTML
     widgets: list[WidgetUse] = field(default_factory=list)
+    # ids of widgets whose directive failed (its own problem says why): nothing else is blamed for their absence
+    failed_widgets: set[str] = field(default_factory=set)
     expressions: list[tuple[str, int]] = field(default_factory=list)  # every {sim} expression, with its line
     scripted: bool = False  # the page needs the client script (widgets, clickable formulas)
     links: list[LinkUse] = field(default_factory=list)

@@ -47,6 +47,8 @@ def problem(ctx: LessonContext, href: str) -> str | None:
         return f"scenario link {href!r} must end in #ID, the widget it opens (one of {', '.join(settings)})"
     for widget_id, config in settings.items():
         use = ctx.widget(widget_id)
+        if use is None and widget_id in ctx.failed_widgets:
+            return None  # the widget's directive failed, and its own problem is reported
         if use is None:
             return f"scenario link {href!r}: no widget with id {widget_id!r} on this page"
         controls = widgets.load(use.name).WIDGET.controls

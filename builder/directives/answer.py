@@ -22,6 +22,8 @@ def answer_directive(ctx: LessonContext, args: str, body: str, line: int) -> str
     if len(words) != 1:
         raise LessonError(line, "answer names the question box it answers: '::: answer ID'")
     question = ctx.widget(words[0])
+    if question is None and words[0] in ctx.failed_widgets:
+        return ""  # the question's directive failed, and its own problem is reported
     if question is None:
         raise LessonError(line, f"answer {words[0]!r}: no widget with that id above it on this page; "
                                 "a worked answer follows its question box")

@@ -60,6 +60,8 @@ def formula_directive(ctx: LessonContext, args: str, body: str, line: int) -> st
 def _link_problem(ctx: LessonContext, widget_id: str, used: list[str]) -> str | None:
     """The widget a formula reads its values from must be on the page and have the outputs and controls named."""
     widget = ctx.widget(widget_id)
+    if widget is None and widget_id in ctx.failed_widgets:
+        return None  # the widget's directive failed, and its own problem is reported
     if widget is None:
         return f"formula refers to widget id {widget_id!r}, which is not on this page"
     for key in used:

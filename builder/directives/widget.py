@@ -38,6 +38,7 @@ def widget_directive(ctx: LessonContext, args: str, body: str, line: int) -> str
                                 "'-' and '_' (links name a control as ?ID.CONTROL=value)")
     if ctx.widget(widget_id) is not None:
         raise LessonError(line, f"widget id {widget_id!r} is used twice on this page; add id=OTHER")
+    ctx.failed_widgets.add(widget_id)  # until it is on the page (below)
     declaration = module.WIDGET
     config = load_yaml_body(body, line + 1, "widget settings")
     config = {} if config is None else config
@@ -48,6 +49,7 @@ def widget_directive(ctx: LessonContext, args: str, body: str, line: int) -> str
     view = ctx.frozen.view(name, module, declaration.coerce({**config, "lang": ctx.lang}))
     state = view["state"]  # what render actually used: presets may fill dependent fields
     ctx.scripted = True
+    ctx.failed_widgets.discard(widget_id)
     ctx.widgets.append(WidgetUse(name=name, id=widget_id, line=line, outputs=frozenset(view["outputs"]),
                                  controls=frozenset(c.name for c in declaration.controls),
                                  flags=frozenset(view["flags"]),

@@ -517,3 +517,17 @@ def test_a_directive_inside_one_with_a_fence_as_long_is_blamed_on_the_outer_one(
 def test_a_directive_inside_one_with_a_longer_fence_is_fine(tmp_path, previous_site, capsys):
     write_lessons(tmp_path, {"one.md": lesson(":::: callout note\nInside.\n\n::: details More\nHidden.\n:::\n::::\n")})
     build.build(build.Paths(lessons=tmp_path / "lessons", out=tmp_path / "out"))
+
+
+def test_a_failed_widget_is_reported_once_not_again_by_what_refers_to_it(problems):
+    # Its formula, its scenario link and its worked answer would each say it is not on the page.
+    body = ("::: widget roofline id=tp\nB: 5000\n:::\n\n::: formula tp\nt = \\term{peak}{\\pi}\n:::\n\n"
+            "See [this](?tp.T=4#tp).\n")
+    assert_one(problems({"one.md": lesson(body)}), "one.md", BODY_LINE + 1,
+               "widget roofline: B must be a whole number from 1 to 1,024, got 5000")
+
+
+def test_a_failed_question_is_reported_once_not_again_by_its_worked_answer(problems):
+    question = "::: widget predict id=q\nquestion: nope\n:::\n\n::: answer q\nBecause.\n:::\n"
+    found = problems({"one.md": lesson(question)})
+    assert len(found) == 1 and found[0][:2] == ("one.md", BODY_LINE + 1), found
