@@ -38,7 +38,7 @@ from builder.frozen import Code, Frozen
 from builder.lessons import SourceLesson, load_lessons
 from builder.markdown import make_markdown, render_lesson_markdown
 from builder.offline import service_worker
-from builder.problems import BuildFailed, Problem
+from builder.problems import BuildFailed, Problem, did_you_mean
 from builder.search import INDEX_DIR, index_site
 from builder.serve import serve
 from builder.stdlib import Stdlib, StdlibError, cut_stdlib
@@ -212,7 +212,8 @@ def check_links(lessons: list[ParsedLesson]) -> list[Problem]:
                                         f"link to lesson {link.slug!r}, which has no {lesson.source.lang} page"))
             elif link.fragment and link.fragment not in target.ids:
                 page = "this page" if link.slug is None else f"lesson {link.slug!r}"
-                problems.append(Problem(lesson.source.path, link.line, f"#{link.fragment} is not an id on {page}"))
+                problems.append(Problem(lesson.source.path, link.line, f"#{link.fragment} is not an id on {page}"
+                                        + did_you_mean(link.fragment, target.ids)))
     return problems
 
 

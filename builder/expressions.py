@@ -13,6 +13,7 @@ import math
 import sys
 
 from builder import seeds
+from builder.problems import did_you_mean
 from sim import (
     attention,
     batching,
@@ -131,7 +132,16 @@ def value(expr: str, names: dict):
     except SyntaxError as e:
         raise ExpressionError(f"expression {expr!r} is not valid Python: {e.msg}") from None
     except Exception as e:  # anything the simulator raises, reported with the expression
-        raise ExpressionError(f"expression {expr!r} failed: {type(e).__name__}: {e}") from None
+        raise ExpressionError(f"expression {expr!r} failed: {type(e).__name__}: {e}{_nearest(e, names)}") from None
+
+
+def _nearest(error: Exception, names: dict) -> str:
+    """For a name or attribute that does not exist, the nearest one that does."""
+    if isinstance(error, NameError) and error.name:
+        return did_you_mean(error.name, names)
+    if isinstance(error, AttributeError) and error.name and error.obj is not None:
+        return did_you_mean(error.name, [n for n in dir(error.obj) if not n.startswith("_")])
+    return ""
 
 
 def evaluate(expr: str, names: dict) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from builder.problems import LessonError, Problem
+from builder.problems import LessonError, Problem, did_you_mean
 from sim.languages import DEFAULT, LANGUAGES
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -101,7 +101,8 @@ def _parse_front_matter(text: str) -> dict:
             raise LessonError(field_line.get(name, 2), f"front matter field '{name}': {MOVED_FIELDS[name]}")
         if name not in FRONT_MATTER_FIELDS:
             raise LessonError(field_line.get(name, 2),
-                              f"unknown front matter field {name!r}; known: {', '.join(FRONT_MATTER_FIELDS)}")
+                              f"unknown front matter field {name!r}; known: {', '.join(FRONT_MATTER_FIELDS)}"
+                              + did_you_mean(name, FRONT_MATTER_FIELDS))
     for name, kind in FRONT_MATTER_FIELDS.items():
         if name not in meta:
             raise LessonError(2, f"front matter needs '{name}' ({'text' if kind is str else 'a whole number'})")

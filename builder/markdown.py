@@ -27,7 +27,7 @@ from builder.context import LessonContext, LinkUse
 from builder.directives import run_directive
 from builder.expressions import AS_IF_IT_FIT, ExpressionError, claimed, evaluated
 from builder.mathml import to_mathml
-from builder.problems import LessonError, LessonErrors
+from builder.problems import LessonError, LessonErrors, did_you_mean
 from sim.kit import table
 
 DIRECTIVE = re.compile(r"^\s*([A-Za-z][\w-]*)(.*)$")
@@ -355,7 +355,8 @@ def _resolve_link(token: Token, line: int, ctx: LessonContext) -> None:
     if href.startswith("lesson:"):
         slug, _, fragment = href[len("lesson:"):].partition("#")
         if not ctx.course.knows(slug):
-            raise LessonError(line, f"link to lesson {slug!r}, which is not in lessons/course.yml")
+            raise LessonError(line, f"link to lesson {slug!r}, which is not in lessons/course.yml"
+                                    + did_you_mean(slug, ctx.course.plan))
         if ctx.course.is_written(ctx.lang, slug):
             token.attrs["href"] = ctx.lesson_href(slug, fragment)
             ctx.links.append(LinkUse(line, slug, fragment))

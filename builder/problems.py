@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """' (did you mean 'X'?)' for the known name nearest a mistyped one, or '' when none is near."""
+    near = difflib.get_close_matches(word, [str(k) for k in known], n=1, cutoff=0.6)
+    return f" (did you mean {near[0]!r}?)" if near else ""
 
 
 @dataclass(frozen=True)

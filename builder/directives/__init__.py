@@ -12,7 +12,7 @@ from collections.abc import Callable
 import yaml
 
 from builder.context import LessonContext
-from builder.problems import LessonError
+from builder.problems import LessonError, did_you_mean
 
 DirectiveFn = Callable[[LessonContext, str, str, int], str]
 DIRECTIVES: dict[str, DirectiveFn] = {}
@@ -29,7 +29,8 @@ def directive(name: str):
 def run_directive(ctx: LessonContext, name: str, args: str, body: str, line: int) -> str:
     fn = DIRECTIVES.get(name)
     if fn is None:
-        raise LessonError(line, f"unknown directive {name!r}; known: {', '.join(sorted(DIRECTIVES))}")
+        raise LessonError(line, f"unknown directive {name!r}; known: {', '.join(sorted(DIRECTIVES))}"
+                                + did_you_mean(name, DIRECTIVES))
     return fn(ctx, args, body, line)
 
 

@@ -11,7 +11,7 @@ from builder import scroll
 from builder.context import LessonContext
 from builder.directives import directive
 from builder.mathml import to_mathml
-from builder.problems import LessonError
+from builder.problems import LessonError, did_you_mean
 from builder.templates import json_island
 
 TERM = re.compile(r"\\term\{([^{}]*)\}")
@@ -26,7 +26,8 @@ def formula_directive(ctx: LessonContext, args: str, body: str, line: int) -> st
         key = match.group(1)
         if key not in ctx.terms:
             known = ", ".join(sorted(ctx.terms)) or "none (add them to lessons/terms.yml)"
-            raise LessonError(line + 1 + body[:match.start()].count("\n"), f"unknown term {key!r}; known: {known}")
+            raise LessonError(line + 1 + body[:match.start()].count("\n"),
+                              f"unknown term {key!r}; known: {known}{did_you_mean(key, ctx.terms)}")
         if key not in used:
             used.append(key)
     if not used:

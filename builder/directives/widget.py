@@ -10,7 +10,7 @@ import jinja2
 from builder import safety
 from builder.context import LessonContext, WidgetUse
 from builder.directives import directive, key_line, load_yaml_body
-from builder.problems import LessonError, LessonErrors
+from builder.problems import LessonError, LessonErrors, did_you_mean
 from builder.widgets import DeclarationError, render_widget
 from sim import widgets
 from sim.kit import config_problems
@@ -31,7 +31,7 @@ def widget_directive(ctx: LessonContext, args: str, body: str, line: int) -> str
     try:
         module = widgets.load(name)
     except ValueError as e:
-        raise LessonError(line, str(e)) from None
+        raise LessonError(line, f"{e}{did_you_mean(name, widgets.names())}") from None
     widget_id = next((w[len(ID):] for w in options), name)
     if not WIDGET_ID.match(widget_id):
         raise LessonError(line, f"widget id {widget_id!r} must start with a letter and hold only letters, digits, "

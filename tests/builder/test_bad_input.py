@@ -531,3 +531,22 @@ def test_a_failed_question_is_reported_once_not_again_by_its_worked_answer(probl
     question = "::: widget predict id=q\nquestion: nope\n:::\n\n::: answer q\nBecause.\n:::\n"
     found = problems({"one.md": lesson(question)})
     assert len(found) == 1 and found[0][:2] == ("one.md", BODY_LINE + 1), found
+
+
+# A mistyped name is answered with the nearest one there is.
+@pytest.mark.parametrize("body, says", [
+    ("约 {sim}`ms(decode(anchor, h100, batch=1, context=4).time)`\n",
+     "expression 'ms(decode(anchor, h100, batch=1, context=4).time)' failed: AttributeError: 'Estimate' object has "
+     "no attribute 'time' (did you mean 'time_s'?)"),
+    ("约 {sim}`gb(quantizaton.matmul_weight_bytes(anchor))`\n",
+     "expression 'gb(quantizaton.matmul_weight_bytes(anchor))' failed: NameError: name 'quantizaton' is not defined "
+     "(did you mean 'quantization'?)"),
+    ("[下一课](lesson:tow)\n", "link to lesson 'tow', which is not in lessons/course.yml (did you mean 'two'?)"),
+    ("{#intro}\n## 标题\n\n[跳](#intr)\n", "#intr is not an id on this page (did you mean 'intro'?)"),
+    ("::: widget rooflin\n:::\n", "(did you mean 'roofline'?)"),
+    ("::: detail 更多\n:::\n", "(did you mean 'details'?)"),
+])
+def test_a_mistyped_name_is_answered_with_the_nearest_one(problems, body, says):
+    found = problems({"one.md": lesson(body)})
+    assert len(found) == 1 and says in found[0][2], found
+    assert found[0][2].endswith(says[-30:]), found
