@@ -11,7 +11,7 @@ export CHROMIUM
 SKIP_ENGINES ?=
 export SKIP_ENGINES
 
-.PHONY: serve test test-fast test-lesson build check bench chromium engines setup clean
+.PHONY: serve test test-sim test-fast test-lesson build check bench chromium engines setup clean
 
 serve: $(VENV)/.base node_modules/.installed
 	$(PY) build.py serve
@@ -22,11 +22,16 @@ test: $(VENV)/.test node_modules/.installed chromium engines
 	$(PY) -m ruff check .
 	$(PY) -m pytest -n auto --dist loadgroup --durations=15
 
-# The inner loop: everything but the browser tests (under a minute), and the browser tests of one lesson
-# (make test-lesson LESSON=kv-cache-serving).
+# The inner loops: the simulator's tests (under a minute on 2 cores); everything but the browser tests (about
+# 2.5 minutes: ruff and pytest both run, and a long line does not hide a failing test); the browser tests of one
+# lesson (make test-lesson LESSON=kv-cache-serving).
+test-sim: $(VENV)/.test
+	$(PY) -m pytest tests/sim -q -n auto
+
 test-fast: $(VENV)/.test node_modules/.installed
-	$(PY) -m ruff check .
-	$(PY) -m pytest -m "not browser and not engines" -q -n auto
+	@$(PY) -m ruff check .; lint=$$?; \
+	$(PY) -m pytest -m "not browser and not engines" -q -n auto; tests=$$?; \
+	exit $$(( lint || tests ))
 
 test-lesson: $(VENV)/.test node_modules/.installed chromium
 	@test -n "$(LESSON)" || { echo "name the lesson: make test-lesson LESSON=<slug from lessons/course.yml>"; exit 2; }
