@@ -82,7 +82,7 @@ function main() {
           } catch {
             return; // loaded again when a figure is drawn, which says what failed
           }
-          whenIdle(() => { if (!widgets.some((each) => each.figuresDrawn)) first.rehearse(); });
+          whenIdle(() => { if (!widgets.some((each) => each.figuresAsked)) first.rehearse(); });
         }));
       }, { rootMargin: "200% 0px" });
       plotlySoon.observe(widget.section);

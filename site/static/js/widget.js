@@ -239,7 +239,7 @@ export class Widget {
 
   async drawFigures(view, { whole = false } = {}) {
     if (Object.keys(view.figures).length === 0) return;
-    this.figuresDrawn = true; // (or under way: no rehearsal needed)
+    this.figuresAsked = true; // no rehearsal is needed once a real drawing is under way
     if (typeof window.Plotly === "undefined") {
       try {
         await this.page.plotly();
@@ -270,6 +270,7 @@ export class Widget {
       plot.next = { element, data: withColours(figure.data), layout: withColours(figure.layout), whole };
       if (!plot.busy) this.drawPlot(plot);
     }
+    this.figuresDrawn = true;
   }
 
   // Plotly's first drawing on a page costs about half as much again as a later one (its code compiled, its styles
