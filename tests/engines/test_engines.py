@@ -145,27 +145,24 @@ def test_what_a_page_reports_is_seen(tab, engines_server):
     assert [report.split(":")[0] for report in sorted(seen)] == ["console error", "failed to load", "uncaught"]
 
 
-def each_lesson_once_per_engine() -> list:
-    """(engine, lesson) pairs: every lesson in each engine, in one language there and the other in the other
-    engine, the languages alternating from lesson to lesson, so that each engine reads both languages and every page
-    is read by one engine. (Every page in every engine doubled this module's time, and the language changes the
-    words, not what an engine is asked to do; Chromium reads every page in tests/browser.)"""
-    langs = sorted({lesson.lang for lesson in LESSONS})
-    slugs = list(dict.fromkeys(lesson.slug for lesson in LESSONS))
-    by_key = {(lesson.lang, lesson.slug): lesson for lesson in LESSONS}
-    pairs = []
-    for i, slug in enumerate(slugs):
-        for k, engine in enumerate(ENGINE_NAMES):
-            lesson = by_key.get((langs[(i + k) % len(langs)], slug))
-            if lesson is None:  # written in one language only: that one, in every engine
-                lesson = next(each for each in LESSONS if each.slug == slug)
-            pairs.append(pytest.param(engine, lesson, id=f"{lesson.lang}/{lesson.slug}-{engine}",
-                                      marks=pytest.mark.lesson(lesson.slug)))
-    return pairs
+SLUGS = list(dict.fromkeys(lesson.slug for lesson in LESSONS))
 
 
-@pytest.mark.parametrize("tab, lesson", each_lesson_once_per_engine(), indirect=["tab"])
-def test_every_widget_is_ready_and_answers_as_cpython(tab, engines_server, lesson, record_property):
+def in_this_engine(engine: str, slug: str):
+    """The page of lesson `slug` an engine reads: every lesson in each engine, in one language there and the other
+    in the other engine, the languages alternating from lesson to lesson, so that each engine reads both languages
+    and every page is read by one engine. (Every page in every engine doubled this module's time, and the language
+    changes the words, not what an engine is asked to do; Chromium reads every page in tests/browser.) The engine
+    stays a parameter of its own, so that its session fixture starts once, not once a page."""
+    written = [lesson for lesson in LESSONS if lesson.slug == slug]
+    return written[(SLUGS.index(slug) + ENGINE_NAMES.index(engine)) % len(written)]
+
+
+@engines()
+@pytest.mark.parametrize("slug", [pytest.param(slug, marks=pytest.mark.lesson(slug)) for slug in SLUGS])
+def test_every_widget_is_ready_and_answers_as_cpython(tab, engines_server, slug, record_property):
+    lesson = in_this_engine(tab.name, slug)
+    record_property("page", urls.page(lesson.lang, lesson.slug))
     open_all_ready(tab, engines_server.url(urls.page(lesson.lang, lesson.slug)), record_property)
     found = tab.run(WIDGETS)
     assert found, "the lesson has widgets"
