@@ -19,7 +19,8 @@ LOG_SLIDER_STOPS = 400  # positions on a log-scaled slider, before equal values 
 @dataclass(frozen=True)
 class Range:
     """A number set with a slider (log-scaled when `log`) and a number box: whole numbers, or decimals in
-    steps of a decimal `step` (e.g. a share from 0.5 to 1 in steps of 0.01)."""
+    steps of a decimal `step` (e.g. a share from 0.5 to 1 in steps of 0.01). `Range.over` makes one whose slider
+    stops only at chosen values (1, 2, 4 or 8 GPUs)."""
 
     name: str
     default: int
@@ -28,21 +29,38 @@ class Range:
     step: int = 1
     log: bool = False
     label: str | None = None  # TEXT key of the label; default: the name
+    values: tuple[int | float, ...] | None = None  # the only values it takes, ascending (Range.over)
     kind: str = field(default="range", init=False)
+
+    @classmethod
+    def over(cls, name: str, values, default, label: str | None = None) -> Range:
+        """A slider over chosen values, smallest first: its positions are those values, one step each; a number
+        typed between them becomes the nearest."""
+        values = tuple(values)
+        places = max((-Decimal(str(v)).as_tuple().exponent for v in values if not isinstance(v, int)), default=0)
+        step = 1 if places == 0 else float(Decimal(1).scaleb(-places))
+        return cls(name, default=default, min=values[0] if values else 0, max=values[-1] if values else 0,
+                   step=step, label=label, values=values)
 
     def __post_init__(self):
         # A default the control cannot show would be replaced silently wherever it is used: refused where it is
         # declared (the build reports the widget module's line).
+        if self.values is not None and (len(self.values) < 2 or list(self.values) != sorted(set(self.values))):
+            raise ValueError(f"Range {self.name!r}: its values must be two or more, ascending, each once; "
+                             f"got {self.values!r}")
         if not self.min < self.max:
             raise ValueError(f"Range {self.name!r}: min {self.min!r} must be below max {self.max!r}")
         if (problem := self.problem(self.default)) is not None:
             raise ValueError(f"Range {self.name!r}: its default is not a value it can take: {problem}")
 
     def coerce(self, value) -> int:
-        """Clamp numbers into range and snap them to the step; anything else becomes the default."""
+        """Clamp numbers into range and snap them to the step (or to the nearest of its values, the lower on a
+        tie); anything else becomes the default."""
         number = _as_number(value)
         if number is None:
             return self.default
+        if self.values is not None:
+            return min(self.values, key=lambda v: (abs(v - number), v))
         number = min(max(number, self.min), self.max)
         return self._snap(number)
 
@@ -60,8 +78,10 @@ class Range:
         return 0 if self.whole else max(0, -Decimal(str(self.step)).as_tuple().exponent)
 
     def stops(self) -> tuple[int, ...] | None:
-        """Every value a log-scaled slider can take, smallest first; None for a linear slider, whose
-        position is its value. The page only looks positions up in this list."""
+        """Every value a log-scaled slider, or one over chosen values, can take, smallest first; None for a linear
+        slider, whose position is its value. The page only looks positions up in this list."""
+        if self.values is not None:
+            return self.values
         return _log_stops(self.min, self.max, self.step) if self.log else None
 
     def slider_position(self, value: int) -> int:
@@ -73,6 +93,10 @@ class Range:
 
     def problem(self, value) -> str | None:
         number = _as_number(value)
+        if self.values is not None:
+            if number not in self.values:
+                return f"{self.name} must be one of {', '.join(f'{v:,}' for v in self.values)}, got {value!r}"
+            return None
         if self.whole:
             if number is None or number != int(number) or not self.min <= number <= self.max:
                 return f"{self.name} must be a whole number from {self.min:,} to {self.max:,}, got {value!r}"

@@ -95,4 +95,15 @@ def test_a_copied_widget_module_builds_goes_ready_and_answers(project_with_a_new
     want = json.loads(run_in(root, "import json, sim.widgets as w; "
                                    f"print(w.render_json('weight-reads', {json.dumps(json.dumps(state))}))"))
     expect(example.locator('output[name="weights_ms"]')).to_have_text(want["outputs"]["weights_ms"]["text"])
+    # Its slider over chosen values (1, 2, 4, 8 GPUs): two steps right is 4, and the box and the view say so.
+    slider = example.locator('[data-param="gpus"] input[type="range"]')
+    slider.focus()
+    slider.press("ArrowRight")
+    slider.press("ArrowRight")
+    expect(example.locator('[data-param="gpus"] input[type="number"]')).to_have_value("4")
+    expect(slider).to_have_attribute("aria-valuetext", "4")
+    state = {"hardware": "b200", "model": "qwen3.8-27b", "gpus": 4, "lang": "zh", "changed": "gpus"}
+    want = json.loads(run_in(root, "import json, sim.widgets as w; "
+                                   f"print(w.render_json('weight-reads', {json.dumps(json.dumps(state))}))"))
+    expect(example.locator('output[name="weights_ms"]')).to_have_text(want["outputs"]["weights_ms"]["text"])
     assert errors == []

@@ -1,6 +1,7 @@
 """A control whose default it cannot take is refused where the widget module declares it: the build reports the
 module and the line of the control (builder/widgets.py `_module_problem`), not a page whose URL falls back to a
-value no button shows."""
+value no button shows. And a slider over chosen values (`Range.over`): it takes only them, and the page gets them as
+the slider's stops."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from builder.widgets import _module_problem
+from builder.widgets import _module_problem, describe_controls
 from sim import widgets
 from sim.kit.controls import Range, Select
 
@@ -53,3 +54,25 @@ def test_the_build_reports_the_widget_modules_line_that_declares_the_bad_control
     assert (problem.path, problem.line) == (path, 6)  # the line of Select(
     assert problem.message == ("widget my-widget: ValueError: Select 'hardware': its default 'h10' is not one of "
                                "its options h100, a100")
+
+
+def test_a_slider_over_chosen_values_takes_only_them():
+    gpus = Range.over("gpus", (1, 2, 4, 8), default=2)
+    assert (gpus.min, gpus.max, gpus.whole, gpus.stops()) == (1, 8, True, (1, 2, 4, 8))
+    # a typed number becomes the nearest value (the lower on a tie); anything else the default
+    assert [gpus.coerce(v) for v in (0, 1, 3, 5, 6.1, 100, "4", "x", None)] == [1, 1, 2, 4, 8, 8, 4, 2, 2]
+    assert [gpus.slider_position(v) for v in gpus.values] == [0, 1, 2, 3]
+    assert gpus.problem(4) is None
+    assert gpus.problem(3) == "gpus must be one of 1, 2, 4, 8, got 3"
+    shares = Range.over("share", (0.5, 0.75, 1), default=1)
+    assert (shares.whole, shares.decimals, shares.coerce(0.6)) == (False, 2, 0.5)
+    with pytest.raises(ValueError, match=r"Range 'gpus': its values must be two or more, ascending, each once"):
+        Range.over("gpus", (1, 4, 2), default=1)
+    with pytest.raises(ValueError, match=r"its default is not a value it can take: gpus must be one of 1, 2, 4"):
+        Range.over("gpus", (1, 2, 4), default=3)
+
+
+def test_the_page_gets_a_slider_over_chosen_values_as_stops():
+    [described] = describe_controls([Range.over("gpus", (1, 2, 4, 8), default=4)], {"gpus": 4}, {"gpus": "GPUs"})
+    assert {k: described[k] for k in ("stops", "slider_min", "slider_max", "slider_step", "position")} == {
+        "stops": "1,2,4,8", "slider_min": 0, "slider_max": 3, "slider_step": 1, "position": 2}
