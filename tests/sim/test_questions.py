@@ -255,16 +255,31 @@ def test_paged_empty_slots_are_about_half_a_block_less_one_half():
     assert QUESTIONS["paged-empty-slots-b16"].answer("en").derivation.endswith("7.5 empty slots")
 
 
+HERE = "tests/sim/test_questions.py"
+
+
 def test_every_question_has_a_hand_computed_answer_and_its_mistakes():
-    assert set(EXPECTED) == set(QUESTIONS) == set(MISTAKES)
+    """A new question needs its answer and each of its mistakes' values worked out by hand, here: a failure says
+    which entry to add (or remove) where."""
     for key, q in QUESTIONS.items():
-        assert [m.key for m in q.mistakes] == list(MISTAKES[key]), key
+        assert key in EXPECTED, (f"{HERE}: add {key!r} to EXPECTED, its answer computed by hand (or None if a test "
+                                 "of its own checks it)")
+        names = [m.key for m in q.mistakes]
+        assert key in MISTAKES, (f"{HERE}: add {key!r} to MISTAKES, each of its mistakes' values computed by hand: "
+                                 "{" + ", ".join(f"{n!r}: ..." for n in names) + "}")
+        assert list(MISTAKES[key]) == names, (f"{HERE}: MISTAKES[{key!r}] must name its mistakes in the question's "
+                                              f"order, {names}; it names {list(MISTAKES[key])}")
+    for table, entries in (("EXPECTED", EXPECTED), ("MISTAKES", MISTAKES)):
+        stale = sorted(set(entries) - set(QUESTIONS))
+        assert not stale, f"{HERE}: {table} has {stale}, no question in sim/questions.py: remove them"
 
 
 @pytest.mark.parametrize("key, index", ALL_MISTAKES)
 def test_mistake_values_match_hand_computation(key, index):
     q = QUESTIONS[key]
-    assert q.mistake_values()[index] == pytest.approx(MISTAKES[key][q.mistakes[index].key], rel=1e-6)
+    name = q.mistakes[index].key
+    assert name in MISTAKES.get(key, {}), f"{HERE}: add MISTAKES[{key!r}][{name!r}], its value computed by hand"
+    assert q.mistake_values()[index] == pytest.approx(MISTAKES[key][name], rel=1e-6)
 
 
 @pytest.mark.parametrize("key, index", ALL_MISTAKES)
