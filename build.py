@@ -23,12 +23,12 @@ import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import jinja2
 
-from builder import contents, frozen, parts, seeds, urls
+from builder import cache, contents, frozen, parts, seeds, urls
 from builder.assets import bundle_stylesheets, module_graph, pack_sim, script_files, static_files, vendor_files
 from builder.catalogs import Catalog, check_catalogs, check_text_blocks, load_catalog
 from builder.context import LessonContext, LinkUse, WidgetUse
@@ -69,6 +69,13 @@ class Paths:
     # "seeds" takes only the figures on the ten other seeds (builder/seeds.py) and computes the rest (a test's check
     # of the store against the code).
     frozen: str = "read"
+    # The lesson cache (builder/cache.py): where each lesson's parse is kept for the next build of the same inputs;
+    # None keeps nothing (a build from a fresh clone, and the tests, unless they test the cache). build.py's
+    # commands keep it in CACHE.
+    cache: Path | None = None
+
+
+CACHE = ROOT / "node_modules" / ".cache" / "inferlab" / "lessons"
 
 
 @dataclass(frozen=True)
@@ -91,6 +98,8 @@ class ParsedLesson:
     sections: frozenset[str]  # ids of its headings and widgets: where a reader can be when switching language
     scripted: bool
     expressions: tuple[tuple[str, int], ...] = ()  # its {sim} expressions, each with its line
+    contents: tuple[contents.Section, ...] = ()  # its <h2> sections, for the contents list
+    holding: tuple[tuple[str, contents.Section], ...] = ()  # element id -> the section it lies in
 
 
 def load_sources(paths: Paths) -> tuple[Sources, list[Problem], list[Problem]]:
@@ -133,21 +142,57 @@ def parse_lesson(source: SourceLesson, sources: Sources, templates: jinja2.Envir
         if (message := check(ctx)) is not None:
             problems.append(Problem(source.path, line, message))
     problems += check_ids(source.path, ctx.ids)
+    found, holding = contents.headings(html)
     parsed = ParsedLesson(source, html, tuple(ctx.widgets), tuple(ctx.links), frozenset(i for i, _ in ctx.ids),
-                          frozenset(ctx.sections), ctx.scripted, tuple(ctx.expressions))
+                          frozenset(ctx.sections), ctx.scripted, tuple(ctx.expressions), tuple(found),
+                          tuple(holding.items()))
     return parsed, problems
 
 
-def _parse_lessons(sources: Sources, templates: jinja2.Environment, names: dict, store: Frozen):
-    """Every lesson parsed: the lessons, the slugs of those with problems, and the problems."""
-    parsed, broken, problems = [], set(), []
+def _parse_lessons(sources: Sources, templates: jinja2.Environment, names: dict, store: Frozen,
+                   kept: cache.Cache) -> tuple[list[ParsedLesson], set[str], list[Problem], list]:
+    """Every lesson parsed, or taken from the lesson cache: the lessons, the slugs of those with problems, the
+    problems, and what to keep in the cache (each lesson parsed here without a problem, with the frozen entries
+    its parse took)."""
+    parsed, broken, problems, fresh = [], set(), [], []
     for source in sources.lessons:
-        lesson, found = parse_lesson(source, sources, templates, names, store)
+        if (taken := kept.get(f"lesson {source.path}", repr(source))) is not None:
+            values, trail = taken
+            store.restore(trail)
+            parsed.append(ParsedLesson(*values))
+            continue
+        store.trail = {}
+        try:
+            lesson, found = parse_lesson(source, sources, templates, names, store)
+        finally:
+            trail, store.trail = store.trail, None
         parsed.append(lesson)
         problems += found
         if found:
             broken.add(source.slug)
-    return parsed, broken, problems
+        else:
+            # Its fields rather than itself: this file is __main__ when run and `build` when imported, and a pickle
+            # names the class by its module.
+            fresh.append((f"lesson {source.path}", repr(source), (astuple_shallow(lesson), trail)))
+    return parsed, broken, problems, fresh
+
+
+def astuple_shallow(lesson: ParsedLesson) -> tuple:
+    return tuple(getattr(lesson, f.name) for f in fields(ParsedLesson))
+
+
+def lesson_cache(paths: Paths, sources: Sources) -> cache.Cache:
+    """The lesson cache for these sources: its entries hold for the inputs builder/cache.py lists."""
+    if paths.cache is None:
+        return cache.Cache(None, "")
+    pages = {lesson.path.resolve() for lesson in sources.lessons}
+    others = [p for p in paths.lessons.rglob("*") if p.is_file() and p.resolve() not in pages
+              and p.name != frozen.FILE and "__pycache__" not in p.parts]
+    front = [repr((str(s.path), s.lang, s.slug, s.title, s.summary, s.minutes)) for s in sources.lessons]
+    digest = cache.inputs([ROOT / "build.py", *others],
+                          [ROOT / "builder", paths.templates, paths.static, paths.catalogs, paths.sim],
+                          [f"dev {paths.dev}", f"lessons {paths.lessons}", *front])
+    return cache.Cache(paths.cache, digest)
 
 
 def check_ids(path: Path, ids: list[tuple[str, int]]) -> list[Problem]:
@@ -262,7 +307,7 @@ def render_pages(lessons: list[ParsedLesson], sources: Sources, templates: jinja
 
     for lesson in lessons:
         lang, slug = lesson.source.lang, lesson.source.slug
-        sections = contents.sections(lesson.html)
+        sections = list(lesson.contents)
         # The page script runs for the widgets and formulas, and to mark the sections read (static/js/progress.js).
         pages[urls.page_file(lang, slug)] = templates.get_template("lesson.html").render(
             **common(lang, slug), lesson=lesson.source, body=lesson.html, scripted=lesson.scripted or bool(sections),
@@ -293,7 +338,7 @@ def questions(lesson: ParsedLesson) -> list[WidgetUse]:
 def question_entries(ui: dict, lesson: dict, parsed: ParsedLesson) -> list[dict]:
     """The home page's entry for each of a lesson's questions: its key in the student's progress (`SLUG#ID`, the
     same in every language), its link, and its name: the lesson and the heading of the section holding it."""
-    holding = contents.sections_holding(parsed.html)
+    holding = dict(parsed.holding)
     entries = []
     for n, use in enumerate(questions(parsed), start=1):
         section = holding.get(use.id)
@@ -320,16 +365,20 @@ def build_site(paths: Paths, store: Frozen | None = None) -> dict[str, bytes | P
     scripts, script_paths = script_files(paths.static)
     templates = make_templates(paths.templates, stylesheet=css_path, scripts=scripts, dev=paths.dev,
                                page_modules=module_graph(paths.static / "js", "page.js"))
-    blocking += check_text_blocks(paths.sim)
-    if not blocking:
-        blocking += check_widgets(templates, sources.ui, store)
+    kept = lesson_cache(paths, sources)
+    if blocking:
+        blocking += check_text_blocks(paths.sim)
+    else:
+        blocking += _blocking_checks(paths, templates, sources, store, kept)
     if blocking:  # no page can be drawn with words or widgets missing
         raise BuildFailed(problems + blocking)
     names = namespace()
-    parsed, broken, found_before = _parse_lessons(sources, templates, names, store)
+    parsed, broken, found_before, fresh = _parse_lessons(sources, templates, names, store, kept)
     if store.pending:  # figures from random traces whose ten other seeds are new: all at once, then parse again
         store.compute_pending(seeds.others)
-        parsed, broken, found_before = _parse_lessons(sources, templates, names, store)
+        parsed, broken, found_before, fresh = _parse_lessons(sources, templates, names, store, kept)
+    for name, key, value in fresh:
+        kept.put(name, key, value)
     problems += found_before
     problems += check_links(parsed)
     problems += check_languages([lesson for lesson in parsed if lesson.source.slug not in broken])
@@ -354,6 +403,25 @@ def build_site(paths: Paths, store: Frozen | None = None) -> dict[str, bytes | P
     if paths.dev:
         files["__build_id"] = str(time.time_ns()).encode()
     return files
+
+
+def _blocking_checks(paths: Paths, templates: jinja2.Environment, sources: Sources, store: Frozen,
+                     kept: cache.Cache) -> list[Problem]:
+    """The simulator's words in every language, and every widget rendered with its defaults in every language: taken
+    from the lesson cache when they passed for the same inputs."""
+    if (trail := kept.get("checks", "")) is not None:
+        store.restore(trail)
+        return []
+    store.trail = {}
+    try:
+        problems = check_text_blocks(paths.sim)
+        if not problems:
+            problems += check_widgets(templates, sources.ui, store)
+    finally:
+        trail, store.trail = store.trail, None
+    if not problems:
+        kept.put("checks", "", trail)
+    return problems
 
 
 def python_stdlib(paths: Paths, sim_bytes: bytes) -> Stdlib:
@@ -408,18 +476,46 @@ def build(paths: Paths) -> float:
             store.save(failed=True)
         raise
 
+    offline = {urls.page(lang): urls.page(lang, urls.OFFLINE) for lang in LANGUAGES
+               if urls.page_file(lang, urls.OFFLINE) in files}
+    # Under `serve`, the page reloads as soon as the new site is in place, with the last search index; the new
+    # index follows half a second later (Pagefind reads every page). A dev page has no service worker to list it.
+    later = paths.dev and (paths.out / INDEX_DIR).is_dir()
+
     def finish(site: Path) -> None:
         """The search index, then the service worker, whose manifest lists the index's files too."""
-        index_site(site, paths.node_modules)
+        if later:
+            shutil.copytree(paths.out / INDEX_DIR, site / INDEX_DIR, copy_function=_copy)
+        else:
+            index_site(site, paths.node_modules)
         index = {path.relative_to(site).as_posix(): path for path in (site / INDEX_DIR).rglob("*") if path.is_file()}
-        offline = {urls.page(lang): urls.page(lang, urls.OFFLINE) for lang in LANGUAGES
-                   if urls.page_file(lang, urls.OFFLINE) in files}
         (site / "sw.js").write_bytes(service_worker(paths.service_worker, {**files, **index}, offline))
 
     write_site(files, paths.out, finish=finish)
+    seconds = time.perf_counter() - started
     if paths.frozen == "write":
         store.save()
-    return time.perf_counter() - started
+    if later:
+        renew_index(paths.out, paths.node_modules)
+    return seconds
+
+
+def renew_index(site: Path, node_modules: Path) -> None:
+    """A new search index for the pages of a site in place, swapped for its old one; a failure is reported and leaves
+    the old index (the pages are already there)."""
+    fresh, old = site / f"{INDEX_DIR}.new", site / f"{INDEX_DIR}.old"
+    shutil.rmtree(fresh, ignore_errors=True)
+    try:
+        index_site(site, node_modules, subdir=fresh.name)
+    except BuildFailed as failed:
+        shutil.rmtree(fresh, ignore_errors=True)
+        for problem in failed.problems:
+            print(f"{_relative(problem)} (the search index is the last build's)", file=sys.stderr)
+        return
+    shutil.rmtree(old, ignore_errors=True)
+    (site / INDEX_DIR).rename(old)
+    fresh.rename(site / INDEX_DIR)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def report(failed: BuildFailed, command: str = "build") -> None:
@@ -451,16 +547,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frozen", choices=("write", "read", "none", "seeds"), default="write",
                         help="lessons/frozen.json and site/stdlib/: take them and write them back when they are "
                              "renewed (build, serve), only take them (check always does), or compute every figure")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="parse every lesson afresh, keeping nothing for the next build (builder/cache.py)")
     args = parser.parse_args(argv)
     paths = Paths(lessons=args.lessons.resolve(), out=args.out.resolve(), dev=args.dev or args.command == "serve",
-                  frozen=args.frozen)
+                  frozen=args.frozen, cache=None if args.no_cache else CACHE)
     try:
         if args.command == "build":
             print(f"built {paths.out} in {build(paths):.2f} s")
         elif args.command == "check":
             with tempfile.TemporaryDirectory() as scratch:
                 build(Paths(lessons=paths.lessons, out=Path(scratch) / "_site",
-                            frozen="none" if args.frozen == "none" else "read"))
+                            frozen="none" if args.frozen == "none" else "read", cache=paths.cache))
             stdlib = python_stdlib(replace(paths, frozen="read"), pack_sim(paths.sim)[1])
             if args.stdlib:
                 print(f"the standard library sent, {stdlib.site_path} ({len(stdlib.data) / 1000:.0f} KB), "
@@ -477,7 +575,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not paths.out.exists():
                     return 2
             rebuild = [sys.executable, str(Path(__file__).resolve()), "build", "--dev",
-                       "--lessons", str(paths.lessons), "--out", str(paths.out)]
+                       "--lessons", str(paths.lessons), "--out", str(paths.out)] + (["--no-cache"] * args.no_cache)
             sources = [paths.lessons, paths.templates, paths.static, paths.catalogs, paths.sim, ROOT / "builder"]
             serve(paths.out, args.port, sources, rebuild, announce=lambda line: print(line, flush=True),
                   ignore=frozenset({paths.lessons / frozen.FILE}))  # what the rebuild writes is no save

@@ -14,22 +14,14 @@ class Section:
     title: str  # the heading's text, as the reader sees it (formulas and values included)
 
 
-def sections(body: str) -> list[Section]:
-    """Every <h2 id=…> of a lesson body, with its text; headings without an id cannot be linked and are left out."""
-    return _parse(body).found
-
-
-def sections_holding(body: str) -> dict[str, Section]:
-    """Element id -> the section it lies in (the last <h2 id=…> before it); elements before the first heading, and
-    the headings themselves, are left out."""
-    return _parse(body).holding
-
-
-def _parse(body: str) -> _Headings:
+def headings(body: str) -> tuple[list[Section], dict[str, Section]]:
+    """From one reading of a lesson body: its sections, every <h2 id=…> with its text (headings without an id cannot
+    be linked and are left out); and element id -> the section it lies in (the last <h2 id=…> before it), elements
+    before the first heading and the headings themselves left out."""
     parser = _Headings()
     parser.feed(body)
     parser.close()
-    return parser
+    return parser.found, parser.holding
 
 
 class _Headings(HTMLParser):

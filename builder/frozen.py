@@ -42,7 +42,8 @@ class Code:
 
     def __init__(self, sim_dir: Path, expressions: tuple[Path, ...]):
         self.files: dict[str, bytes] = {}  # module name -> the hash of its file
-        self.imports: dict[str, set[str] | None] = {}  # module name -> the sim modules it names (None: all)
+        self._sources: dict[str, tuple[bytes, Path, tuple[str, ...]]] = {}  # module -> its source, file, package
+        self._imports: dict[str, set[str] | None] | None = None  # module -> the sim modules it names (None: all)
         data = hashlib.sha256(f"frozen {FORMAT}\n".encode())
         for path in sorted(sim_dir.rglob("*")):
             if not path.is_file() or "__pycache__" in path.parts:
@@ -56,11 +57,21 @@ class Code:
             package = parts[:-1]  # the package a relative import starts from (a package's own, for __init__)
             name = ".".join(package if parts[-1] == "__init__" else parts)
             self.files[name] = hashlib.sha256(source).digest()
-            self.imports[name] = _imports(ast.parse(source, str(path)), package)
+            self._sources[name] = (source, path, package)
         self.data = data.digest()
         self.expressions = hashlib.sha256(b"".join(hashlib.sha256(p.read_bytes()).digest() for p in expressions)
                                           ).digest()
         self._modules: dict[str, str] = {}
+
+    @property
+    def imports(self) -> dict[str, set[str] | None]:
+        """Module -> the sim modules its import statements name (None: all). Walked on the first fingerprint asked
+        for, from the sources read when the Code was made (most of a second): a build whose lessons all come from
+        the lesson cache (builder/cache.py) asks for none."""
+        if self._imports is None:
+            self._imports = {name: _imports(ast.parse(source, str(path)), package)
+                             for name, (source, path, package) in self._sources.items()}
+        return self._imports
 
     def module(self, name: str) -> str:
         """The fingerprint of module `name` (see the class)."""
@@ -150,6 +161,9 @@ class Frozen:
         self.used: dict[str, dict] = {kind: {} for kind in self.held}
         self.computed = 0  # results this build could not take from the store
         self.pending: dict[str, str] = {}  # seeded expressions whose other seeds are still to compute -> fingerprint
+        # While not None, every entry a lookup returns, by (kind, key): what one lesson's parse took, kept with it in
+        # the lesson cache (builder/cache.py) so that a build that takes the lesson from there keeps them too.
+        self.trail: dict[tuple[str, str], list] | None = None
 
     def expression(self, expr: str, names: dict, compute: Callable[[], str]) -> str:
         """The text of {sim}`expr`, evaluated over `names` by `compute`."""
@@ -169,6 +183,8 @@ class Frozen:
                 self.pending[expr] = code
                 return None
             used[expr] = held
+        if self.trail is not None:
+            self.trail[("seeds", expr)] = used[expr]
         return used[expr][1]
 
     def compute_pending(self, others: Callable[[list[str]], dict]) -> None:
@@ -197,7 +213,14 @@ class Frozen:
             else:
                 used[key] = [code, compute()]
                 self.computed += 1
+        if self.trail is not None:
+            self.trail[(kind, key)] = used[key]
         return used[key][1]
+
+    def restore(self, trail: dict[tuple[str, str], list]) -> None:
+        """Count the entries of a trail as used by this build (a lesson taken from the lesson cache used them)."""
+        for (kind, key), entry in trail.items():
+            self.used[kind].setdefault(key, entry)
 
     def _held(self, kind: str, key: str, code: str) -> list | None:
         """The file's entry for `key`, if this build may take it: computed by the same code."""

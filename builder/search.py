@@ -28,13 +28,14 @@ def pagefind_binary(node_modules: Path) -> Path:
     return node_modules / "@pagefind" / f"{system}-{cpu}" / "bin" / name
 
 
-def index_site(site_dir: Path, node_modules: Path) -> None:
-    """Write the search index of the pages in site_dir into site_dir/pagefind/; BuildFailed says what went wrong."""
+def index_site(site_dir: Path, node_modules: Path, subdir: str = INDEX_DIR) -> None:
+    """Write the search index of the pages in site_dir into site_dir/<subdir>/ (pagefind/ unless said otherwise);
+    BuildFailed says what went wrong."""
     binary = pagefind_binary(node_modules)
     if not binary.is_file():
         raise BuildFailed([Problem(binary, 1, "Pagefind's search indexer is missing: run 'npm ci' "
                                               "(make serve and make test do)")])
-    command = [str(binary), "--site", str(site_dir), "--output-subdir", INDEX_DIR, "--silent"]
+    command = [str(binary), "--site", str(site_dir), "--output-subdir", subdir, "--silent"]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:

@@ -150,7 +150,7 @@ def source_stamp(folders: list[Path], ignore: frozenset[Path] = frozenset()) -> 
     return tuple(sorted(stamp))
 
 
-def watch(folders: list[Path], rebuild: list[str], interval_s: float = 0.4,
+def watch(folders: list[Path], rebuild: list[str], interval_s: float = 0.2,
           ignore: frozenset[Path] = frozenset()) -> None:
     """Run the command `rebuild` whenever a source changes (forever). Files the rebuild itself writes (the frozen
     figures) are in `ignore`: a change there is no save.

@@ -32,6 +32,7 @@ import ast
 import hashlib
 import io
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -106,13 +107,29 @@ def imported_names(sim_zip: bytes) -> bytes:
     return "\n".join(sorted(n for n in names if n != "sim" and not n.startswith("sim."))).encode()
 
 
-def key(node_modules: Path, sim_zip: bytes) -> str:
+def _imported_names_kept(sim_zip: bytes, cache_dir: Path | None) -> bytes:
+    """imported_names(sim_zip), kept in cache_dir under the zip's hash: walking every module's syntax tree takes
+    half a second, and `build.py serve` rebuilds in a fresh process after every save."""
+    if cache_dir is None:
+        return imported_names(sim_zip)
+    kept = cache_dir / "imported-names" / f"{hashlib.sha256(sim_zip).hexdigest()[:24]}.txt"
+    if kept.is_file():
+        return kept.read_bytes()
+    names = imported_names(sim_zip)
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    partial = kept.with_suffix(f".{os.getpid()}.tmp")  # whole or absent: written aside, then renamed
+    partial.write_bytes(names)
+    partial.replace(kept)
+    return names
+
+
+def key(node_modules: Path, sim_zip: bytes, cache_dir: Path | None = None) -> str:
     """The name of the cut this simulator needs, `stdlib-<16 hex>`: a hash of everything that decides it."""
     full_zip = node_modules / "pyodide" / "python_stdlib.zip"
     if not full_zip.is_file():
         raise StdlibError(f"{full_zip} is missing: run 'npm ci' (make serve and make test do)")
     digest = hashlib.sha256()
-    for part in (full_zip.read_bytes(), imported_names(sim_zip), _plan(), TRACE_SCRIPT.read_bytes(),
+    for part in (full_zip.read_bytes(), _imported_names_kept(sim_zip, cache_dir), _plan(), TRACE_SCRIPT.read_bytes(),
                  STRIPPER.read_bytes()):
         digest.update(hashlib.sha256(part).digest())
     return f"stdlib-{digest.hexdigest()[:16]}"
@@ -123,8 +140,8 @@ def cut_stdlib(node_modules: Path, sim_zip: bytes, cache_dir: Path | None = None
     """The cut standard library for this simulator: the copy in `kept` (the project's, committed) or in the cache
     when it was made for the same inputs, else traced, cut and checked (StdlibError when the check fails), cached,
     and if `keep`, put in `kept` in place of the copy there."""
-    name = key(node_modules, sim_zip)
     cache_dir = cache_dir or node_modules / ".cache" / "inferlab"
+    name = key(node_modules, sim_zip, cache_dir)
     found = next((f for f in (kept, cache_dir) if f is not None and (f / f"{name}.zip").is_file()), None)
     if found is not None:  # the zip is written after its listing: where the zip is, the listing is
         listing = json.loads((found / f"{name}.json").read_text(encoding="utf-8"))

@@ -94,7 +94,7 @@ def test_a_fresh_clone_takes_the_cut_from_the_project_and_only_a_build_that_writ
     name = stdlib.key(ROOT / "node_modules", sim_zip)
     monkeypatch.setattr(stdlib, "_run_trace", lambda *args: pytest.fail("traced"))
     fresh = stdlib.cut_stdlib(ROOT / "node_modules", sim_zip, cache_dir=tmp_path / "empty cache", kept=KEPT)
-    assert fresh.data == (KEPT / f"{name}.zip").read_bytes() and not (tmp_path / "empty cache").exists()
+    assert fresh.data == (KEPT / f"{name}.zip").read_bytes() and not list((tmp_path / "empty cache").glob("stdlib-*"))
     # A project holding another simulator's cut: renewed from the cache by a build that writes, and only by one.
     project = tmp_path / "stdlib"
     project.mkdir()

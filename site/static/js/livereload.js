@@ -11,7 +11,7 @@ async function poll() {
   } catch {
     // The server is restarting: try again on the next tick.
   }
-  setTimeout(poll, 800);
+  setTimeout(poll, 250);
 }
 
 poll();
