@@ -100,9 +100,11 @@ def test_a_fresh_clone_takes_the_cut_from_the_project_and_only_a_build_that_writ
     project.mkdir()
     for suffix in (".zip", ".json"):
         (project / f"stdlib-0123456789abcdef{suffix}").write_bytes(b"another simulator's")
-    stdlib.cut_stdlib(ROOT / "node_modules", sim_zip, cache_dir=KEPT, kept=project)
+    cache = tmp_path / "cache"  # holding this simulator's cut
+    shutil.copytree(KEPT, cache)
+    stdlib.cut_stdlib(ROOT / "node_modules", sim_zip, cache_dir=cache, kept=project)
     assert len(list(project.iterdir())) == 2 and not (project / f"{name}.zip").exists()
-    renewed = stdlib.cut_stdlib(ROOT / "node_modules", sim_zip, cache_dir=KEPT, kept=project, keep=True)
+    renewed = stdlib.cut_stdlib(ROOT / "node_modules", sim_zip, cache_dir=cache, kept=project, keep=True)
     assert sorted(p.name for p in project.iterdir()) == [f"{name}.json", f"{name}.zip"]
     assert (project / f"{name}.zip").read_bytes() == renewed.data == fresh.data
     assert (project / f"{name}.json").read_bytes() == (KEPT / f"{name}.json").read_bytes()
