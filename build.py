@@ -4,6 +4,7 @@
     python build.py build [--out DIR]   build the site (problems: file:line: message, exit status 2)
     python build.py check               build into a temporary folder, report problems, keep nothing
     python build.py serve [--port N]    build, serve on 127.0.0.1, rebuild when a source changes
+    python build.py new lesson SLUG     write a lesson's skeleton, one that builds (new widget NAME: a widget's)
 
 Stages: load sources (lessons, course plan, catalogs, glossary) -> check the words and widgets -> parse
 each lesson (Markdown, directives, math; widgets pre-rendered by sim/) -> check links and ids -> render
@@ -28,7 +29,7 @@ from pathlib import Path
 
 import jinja2
 
-from builder import cache, contents, frozen, parts, seeds, urls
+from builder import cache, contents, frozen, new, parts, seeds, urls
 from builder.assets import bundle_stylesheets, module_graph, pack_sim, script_files, static_files, vendor_files
 from builder.catalogs import Catalog, check_catalogs, check_text_blocks, load_catalog
 from builder.context import LessonContext, LinkUse, WidgetUse
@@ -536,6 +537,9 @@ def _relative(problem: Problem) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["new"]:  # its own arguments (builder/new.py): what to write, and its name
+        return new.main(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=("build", "check", "serve"))
     parser.add_argument("--lessons", type=Path, default=Paths.lessons, help="lessons folder")

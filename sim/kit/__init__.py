@@ -29,7 +29,10 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Widget:
-    """A widget's declaration: its controls, and what its page shows, top to bottom."""
+    """A widget's declaration, the module's WIDGET: its `controls` (Range, Select, Number, the choices), each a
+    key of the state render() receives; its `layout`, what its page shows, top to bottom (Controls() places the
+    controls); `slow` for a widget whose render may take more than a frame or two (a serving simulation): the page
+    then runs its renders in a Python worker of its own, so that no other widget waits for them."""
 
     controls: tuple
     layout: tuple = ()

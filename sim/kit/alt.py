@@ -13,11 +13,11 @@ TEXT = {
 
 
 def sentence(lang: str, head: str, parts) -> str:
-    """'head: part; part; part.' in `lang`'s punctuation."""
+    """'head: part; part; part.' in `lang`'s punctuation: the `head` (what the figure shows), then its `parts`."""
     t = TEXT[lang]
     return f"{head}{t['alt.colon']}{t['alt.join'].join(parts)}{t['alt.end']}"
 
 
 def parts(lang: str, items) -> str:
-    """'a, b, c' in `lang`'s punctuation: the parts of one item of a sentence."""
+    """'a, b, c' in `lang`'s punctuation: the `items` of one part of a sentence()."""
     return TEXT[lang]["alt.parts"].join(items)

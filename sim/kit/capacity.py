@@ -26,12 +26,14 @@ TEXT = {
 
 
 def fits(weights_bytes: float, hw: Hardware) -> bool:
-    """The weights alone fit in the GPU's usable memory."""
+    """Whether `weights_bytes` of weights alone fit in the usable memory of the GPU `hw` (choices.gpu(s)): the
+    flag "capacity" is its negation."""
     return weights_bytes <= hw.memory_bytes
 
 
 def outputs(weights_bytes: float, hw: Hardware) -> dict:
-    """The outputs the capacity flag's words show."""
+    """The outputs the capacity flag's words show, for `weights_bytes` of weights on the GPU `hw`: the GPUs needed,
+    the weights, the usable memory."""
     gpus = memory.gpus_for_weights(weights_bytes, hw)
     return {
         "gpus_needed": output(gpus, f"{gpus}"),

@@ -18,9 +18,12 @@ LOG_SLIDER_STOPS = 400  # positions on a log-scaled slider, before equal values 
 
 @dataclass(frozen=True)
 class Range:
-    """A number set with a slider (log-scaled when `log`) and a number box: whole numbers, or decimals in
-    steps of a decimal `step` (e.g. a share from 0.5 to 1 in steps of 0.01). `Range.over` makes one whose slider
-    stops only at chosen values (1, 2, 4 or 8 GPUs)."""
+    """A number set with a slider and a number box, state key `name`, its label the TEXT key `label` (default:
+    the name). It takes the values from `min` to `max` in steps of `step`, starting at `default`: whole numbers, or
+    decimals when `step` is a decimal (a share from 0.5 to 1 in steps of 0.01). With `log`, the slider's positions
+    are spaced evenly in ratio (1 to 1,048,576 tokens), the number box still taking any value in range. A default
+    the control cannot take fails the build at its line. `values` is Range.over's: a slider that stops only at
+    chosen values (1, 2, 4 or 8 GPUs)."""
 
     name: str
     default: int
@@ -34,8 +37,9 @@ class Range:
 
     @classmethod
     def over(cls, name: str, values, default, label: str | None = None) -> Range:
-        """A slider over chosen values, smallest first: its positions are those values, one step each; a number
-        typed between them becomes the nearest."""
+        """A slider over chosen `values`, smallest first, starting at `default` (one of them): its positions are
+        those values, one step each; a number typed between them becomes the nearest. `name` and `label` as for
+        Range."""
         values = tuple(values)
         places = max((-Decimal(str(v)).as_tuple().exponent for v in values if not isinstance(v, int)), default=0)
         step = 1 if places == 0 else float(Decimal(1).scaleb(-places))
@@ -116,7 +120,10 @@ def _log_stops(low: int, high: int, step: int) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class Select:
-    """One of several named options (e.g. preset keys): a drop-down menu, or a row of radio buttons."""
+    """One of several `options` (text, e.g. preset keys), state key `name`, starting at `default`: a drop-down menu
+    (`style` "menu") or a row of radio buttons ("buttons", for a few short options). Its label is the TEXT key
+    `label` (default: the name); an option's label is the TEXT key "NAME=VALUE", or its entry in `names` for labels
+    the same in every language (a GPU's name)."""
 
     name: str
     default: str
@@ -161,7 +168,9 @@ def _option_text(value) -> str | None:
 
 @dataclass(frozen=True)
 class Number:
-    """A number the student types freely (e.g. a prediction); empty or invalid input means "no value" (None)."""
+    """A number the student types freely (a prediction), state key `name`, its label the TEXT key `label`
+    (default: the name). A number outside `min` to `max` is clamped; empty or invalid input means "no value", and
+    so does its `default`, None: the box starts empty."""
 
     name: str
     min: float = -1e15

@@ -19,7 +19,8 @@ def _frozen(obj, **fields) -> None:
 
 @dataclass(frozen=True, init=False)
 class Controls:
-    """The widget's controls: the ones named, or (no names) every control not placed by another Controls."""
+    """The widget's controls: those `names` name, in that order, or (no names) every control not placed by another
+    Controls, in the order of WIDGET.controls."""
 
     names: tuple[str, ...]
 
@@ -29,8 +30,9 @@ class Controls:
 
 @dataclass(frozen=True)
 class Readout:
-    """An output with its label, a "how it is computed" line when the view has a derivation for it,
-    and optionally a second output shown small beneath (`note`, e.g. "memory-bound")."""
+    """The output `name` with its label (the TEXT key `label`, default: the name), a "how it is computed" line when
+    the view has a derivation for it, and optionally a second output shown small beneath (the output `note`, e.g.
+    "memory-bound")."""
 
     name: str
     label: str | None = None
@@ -39,7 +41,7 @@ class Readout:
 
 @dataclass(frozen=True, init=False)
 class Readouts:
-    """A grid of readouts; a plain name stands for Readout(name)."""
+    """A grid of readouts, the `items` in order: each a Readout, or an output's name standing for Readout(name)."""
 
     items: tuple[Readout, ...]
 
@@ -49,11 +51,12 @@ class Readouts:
 
 @dataclass(frozen=True)
 class Flag:
-    """A message shown while the view's flag `name` is on: a warning (memory overflow) or a note. A note may name
+    """A message shown while the view's flag `name` is on, its words the TEXT key `text` (default: the name, with
+    `{OUTPUT}` slots): a warning (`tone` "warning", memory overflow) or a note ("note"). A note may name
     `controls` that do not apply while it is on (the kit's rule for a control that changes nothing in a state):
     the page marks each of them inert and points it at the note, which says why; they stay usable, so that a
-    student can still set them for another state. tests/sim/test_widget_contract.py finds any control that changes
-    nothing without such a note."""
+    student can still set them for another state. A test every widget gets (tests/sim/test_widgets.py) finds any
+    control that changes nothing without such a note."""
 
     name: str
     text: str | None = None
@@ -63,7 +66,8 @@ class Flag:
 
 @dataclass(frozen=True)
 class Text:
-    """A paragraph of the widget's own words (an explanation, a convention)."""
+    """A paragraph of the widget's own words, the TEXT key `key` (an explanation, a convention; `{OUTPUT}` slots
+    allowed), set small and muted (`tone` "note") or as body text ("body")."""
 
     key: str
     tone: str = "note"  # "note" (small, muted) | "body"
@@ -71,7 +75,8 @@ class Text:
 
 @dataclass(frozen=True)
 class Output:
-    """A paragraph whose whole text is an output (a note that changes with the state)."""
+    """A paragraph whose whole text is the output `name` (a note that changes with the state), set off as a callout
+    (`tone` "box") or as body text ("body")."""
 
     name: str
     tone: str = "box"  # "box" (set off, as a callout) | "body"
@@ -79,7 +84,8 @@ class Output:
 
 @dataclass(frozen=True)
 class Figure:
-    """A Plotly figure of the view, with a text alternative (TEXT key `alt`, default the figure's name)."""
+    """The view's Plotly figure `name` (render's figures={name: …}), with a text alternative: the figure's own
+    "alt" if render gives one (alt.sentence), else the TEXT key `alt` (default: the figure's name)."""
 
     name: str
     alt: str | None = None
@@ -87,7 +93,9 @@ class Figure:
 
 @dataclass(frozen=True)
 class Svg:
-    """Markup the view draws (an SVG diagram or a table), under an optional caption."""
+    """Markup the view draws, its svg `name` (render's svg={name: …}: an SVG diagram or an HTML table), under the
+    TEXT key `caption` if given; `label` is the TEXT key that names it where it scrolls sideways on a phone
+    (default: the caption, else the widget's title)."""
 
     name: str
     caption: str | None = None
@@ -96,8 +104,8 @@ class Svg:
 
 @dataclass(frozen=True, init=False)
 class Row:
-    """A table row: its label's TEXT key, then one cell per column. A cell is an output name, a Text (with
-    slots; tone="note" sets it small on its own line), or a tuple of those, shown one after another."""
+    """A table row: its `label`'s TEXT key, then the `cells`, one per column. A cell is an output name, a Text
+    (with slots; tone="note" sets it small on its own line), or a tuple of those, shown one after another."""
 
     label: str
     cells: tuple
@@ -108,8 +116,8 @@ class Row:
 
 @dataclass(frozen=True)
 class Table:
-    """A table of outputs: a caption, column headings (TEXT keys; the first heads the row labels), rows,
-    and an optional footer row whose last cell spans the remaining columns."""
+    """A table of outputs: a `caption` (TEXT key), the `columns`' headings (TEXT keys; the first heads the row
+    labels), the `rows` (Row), and an optional `foot`, a Row whose last cell spans the remaining columns."""
 
     caption: str
     columns: tuple[str, ...]
@@ -119,7 +127,8 @@ class Table:
 
 @dataclass(frozen=True, init=False)
 class Derivations:
-    """Every "how it is computed" line named, in one collapsed list, each under the label of its key."""
+    """The "how it is computed" lines of the outputs `names` (render's derivations), in one collapsed list, each
+    under the label of its output."""
 
     names: tuple[str, ...]
 
@@ -129,7 +138,7 @@ class Derivations:
 
 @dataclass(frozen=True, init=False)
 class Panel:
-    """A boxed group of items with a heading, shown while the view's flag `flag` is on."""
+    """A boxed group of layout `items` under the TEXT key `heading`, shown while the view's flag `flag` is on."""
 
     flag: str
     heading: str

@@ -30,7 +30,8 @@ NAMES = frozenset({
 
 
 def colour(name: str) -> str:
-    """The CSS variable of a palette colour; a name outside NAMES is a mistake in the widget (KeyError)."""
+    """The CSS variable of the palette colour `name`, for an SVG attribute or a Plotly trace; a name outside NAMES
+    is a mistake in the widget (KeyError)."""
     if name not in NAMES:
         raise KeyError(f"{name!r} is not a palette colour (sim/kit/palette.py NAMES)")
     return f"var(--sim-{name})"
@@ -46,7 +47,7 @@ def legend_above() -> dict:
 
 
 def plot_layout(layout: dict) -> dict:
-    """A Plotly layout in the palette's colours: background, text, grid and legend follow the theme.
+    """The Plotly `layout` in the palette's colours: background, text, grid and legend follow the theme.
     Axes given in `layout` keep their own settings; the palette fills in only their colours."""
     themed = {
         "paper_bgcolor": colour("surface"),

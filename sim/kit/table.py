@@ -16,13 +16,15 @@ STACK_CLASS = "table-stack"
 
 
 def table_class(columns: int, base: str = "widget-table") -> str:
-    """The class attribute's value for a table of `columns` columns."""
+    """The class attribute's value for a table of `columns` columns: `base`, plus the class that stacks its rows
+    on a phone when it has STACK_COLUMNS or more."""
     return f"{base} {STACK_CLASS}" if columns >= STACK_COLUMNS else base
 
 
 def html_table(caption: str, columns: list[str], rows: list[tuple[str, list[tuple[str, str, str]]]]) -> str:
-    """A widget table: `columns` are the headings (plain text); each row is (the <tr>'s attributes, its cells), and
-    each cell is (tag, attributes, markup): the row's heading is a ("th", ' scope="row"', …), the others "td"."""
+    """A widget table's HTML, for the view's svg: `caption` and `columns`, the headings, are plain text; each of the
+    `rows` is (the <tr>'s attributes, its cells), and each cell is (tag, attributes, markup): the row's heading is
+    a ("th", ' scope="row"', …), the others "td"."""
     head = "".join(f'<th scope="col">{escape(c)}</th>' for c in columns)
     body = "".join(
         f"<tr{attributes}>" + "".join(

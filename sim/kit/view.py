@@ -9,8 +9,10 @@ VIEW_SCHEMA = 1
 
 def view(state: dict, outputs: dict, figures: dict | None = None, svg: dict | None = None,
          flags: dict | None = None, derivations: dict | None = None) -> dict:
-    """A view dict, plus the valid state it was computed for, so that the page can show what was
-    actually used when it sent something out of range."""
+    """What render returns: the valid `state` it was computed for (so that the page can show what was actually
+    used when it sent something out of range), its `outputs` (name -> output()), and by name its Plotly `figures`
+    (palette.plot_layout for the layout), `svg` markup, `flags` (bool: a Flag or Panel shows while on) and
+    `derivations` (text: a readout's "how it is computed" line)."""
     return {
         "schema": VIEW_SCHEMA,
         "state": state,
@@ -23,7 +25,8 @@ def view(state: dict, outputs: dict, figures: dict | None = None, svg: dict | No
 
 
 def output(value: float, text: str) -> dict:
-    """A readout: the raw number (rounded to 6 significant digits, for stable text) and its display text."""
+    """An output: the raw number `value` (rounded to 6 significant digits, for stable text; the page compares and
+    the tests read it) and the display `text` the readout shows (a formatter of sim/display.py)."""
     return {"value": round_sig(value, 6), "text": text}
 
 
