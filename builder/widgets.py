@@ -17,10 +17,10 @@ from types import ModuleType
 import jinja2
 
 from builder.frozen import Frozen
-from builder.problems import Problem
+from builder.problems import Problem, did_you_mean
 from builder.templates import json_island
 from sim import kit, widgets
-from sim.kit.controls import Number, Range
+from sim.kit.controls import Number, Range, SettingProblem
 from sim.kit.layout import Controls, Derivations, Figure, Flag, Output, Panel, Readouts, Svg, Table, Text
 from sim.kit.table import table_class
 from sim.languages import LANGUAGES
@@ -34,6 +34,15 @@ QUESTION_FLAGS = frozenset({"answered", "correct"})
 def is_question(flags) -> bool:
     """Whether a widget whose view has these flags (names) is a question."""
     return QUESTION_FLAGS <= set(flags)
+
+
+def setting_message(problem: SettingProblem) -> str:
+    """A lesson's (or a scenario link's) setting problem in the kit's words, ending with the nearest name or option
+    where the setting names one the widget does not have (the kit gives the known ones; the nearest is found here,
+    on the build's side, because sim/ cannot import difflib)."""
+    if problem.unknown is None:
+        return problem.message
+    return problem.message + did_you_mean(problem.unknown, problem.known)
 
 
 class DeclarationError(Exception):
