@@ -28,7 +28,7 @@ from pathlib import Path
 
 import jinja2
 
-from builder import contents, frozen, parts, seeds, urls
+from builder import contents, frozen, parts, seeds, urls, usage
 from builder.assets import bundle_stylesheets, module_graph, pack_sim, script_files, static_files, vendor_files
 from builder.catalogs import Catalog, check_catalogs, check_text_blocks, load_catalog
 from builder.context import LessonContext, LinkUse, WidgetUse
@@ -44,6 +44,7 @@ from builder.serve import serve
 from builder.stdlib import Stdlib, StdlibError, cut_stdlib
 from builder.templates import js_number, json_island, make_templates  # noqa: F401  (js_number: tests, bench)
 from builder.terms import Term, load_terms
+from builder.usage import Missing, Usage, untranslated_note
 from builder.widgets import check_widgets, is_question
 from sim.languages import DEFAULT, LANGUAGES
 
@@ -79,6 +80,10 @@ class Sources:
     course: Course
     terms: dict[str, Term]
     ui: dict[str, dict]  # lang -> the page chrome's words (site/i18n/<lang>.yml) as nested dicts
+    # Which widgets, questions and terms each language's pages use: their words are required in those languages
+    # (builder/usage.py); `missing`, the words other languages have and a language lacks where no page needs them.
+    usage: Usage = Usage()
+    missing: tuple[Missing, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,10 +110,12 @@ def load_sources(paths: Paths) -> tuple[Sources, list[Problem], list[Problem]]:
     plan_path = paths.lessons / "course.yml"
     plan, _, found = load_plan(plan_path)
     course, more = make_course(plan, plan_path, lessons, course_catalogs)
-    terms, most = load_terms(paths.lessons / "terms.yml", course_catalogs)
+    used, missing = usage.scan(lessons), []
+    terms, most = load_terms(paths.lessons / "terms.yml", course_catalogs, used, missing)
+    blocking += check_text_blocks(paths.sim, used, missing)
     problems += found + more + most
     ui = {lang: catalog.tree() for lang, catalog in site_catalogs.items()}
-    return Sources(lessons, course, terms, ui), problems, blocking
+    return Sources(lessons, course, terms, ui, used, tuple(missing)), problems, blocking
 
 
 def _load_catalogs(files: dict[str, Path], problems: list[Problem], required: bool = True) -> dict[str, Catalog]:
@@ -320,9 +327,8 @@ def build_site(paths: Paths, store: Frozen | None = None) -> dict[str, bytes | P
     scripts, script_paths = script_files(paths.static)
     templates = make_templates(paths.templates, stylesheet=css_path, scripts=scripts, dev=paths.dev,
                                page_modules=module_graph(paths.static / "js", "page.js"))
-    blocking += check_text_blocks(paths.sim)
     if not blocking:
-        blocking += check_widgets(templates, sources.ui, store)
+        blocking += check_widgets(templates, sources.ui, store, sources.usage)
     if blocking:  # no page can be drawn with words or widgets missing
         raise BuildFailed(problems + blocking)
     names = namespace()
@@ -439,6 +445,13 @@ def _relative(problem: Problem) -> str:
         return str(problem)
 
 
+def untranslated(paths: Paths) -> list[str]:
+    """After a build that succeeded: one line per language that lacks words some page in another language uses,
+    saying what a translation of those lessons will need (builder/usage.py); none when every language has them."""
+    sources, _, _ = load_sources(paths)
+    return untranslated_note(sources.missing, sources.usage, sources.lessons)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=("build", "check", "serve"))
@@ -457,6 +470,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "build":
             print(f"built {paths.out} in {build(paths):.2f} s")
+            for line in untranslated(paths):
+                print(line)
         elif args.command == "check":
             with tempfile.TemporaryDirectory() as scratch:
                 build(Paths(lessons=paths.lessons, out=Path(scratch) / "_site",
@@ -469,6 +484,8 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  {line}")
             print(f"check: no problems (the standard library sent: {len(stdlib.data) / 1000:.0f} KB; "
                   "--stdlib lists its modules)")
+            for line in untranslated(paths):
+                print(line)
         else:
             try:
                 print(f"built {paths.out} in {build(paths):.2f} s", flush=True)
