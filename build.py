@@ -29,7 +29,7 @@ from pathlib import Path
 
 import jinja2
 
-from builder import cache, contents, frozen, new, parts, seeds, urls
+from builder import cache, contents, frozen, new, parts, seeds, urls, usage
 from builder.assets import bundle_stylesheets, module_graph, pack_sim, script_files, static_files, vendor_files
 from builder.catalogs import Catalog, check_catalogs, check_text_blocks, load_catalog
 from builder.context import LessonContext, LinkUse, WidgetUse
@@ -45,6 +45,7 @@ from builder.serve import serve
 from builder.stdlib import Stdlib, StdlibError, cut_stdlib
 from builder.templates import js_number, json_island, make_templates  # noqa: F401  (js_number: tests, bench)
 from builder.terms import Term, load_terms
+from builder.usage import Missing, Usage, untranslated_note
 from builder.widgets import check_widgets, is_question
 from sim.languages import DEFAULT, LANGUAGES
 
@@ -87,6 +88,11 @@ class Sources:
     course: Course
     terms: dict[str, Term]
     ui: dict[str, dict]  # lang -> the page chrome's words (site/i18n/<lang>.yml) as nested dicts
+    # Which widgets, questions and terms each language's pages use: their words are required in those languages
+    # (builder/usage.py); `missing`, the glossary's words other languages have and a language lacks where no page
+    # needs them (the simulator's are found with the blocking checks, build_site).
+    usage: Usage = Usage()
+    missing: tuple[Missing, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -115,10 +121,11 @@ def load_sources(paths: Paths) -> tuple[Sources, list[Problem], list[Problem]]:
     plan_path = paths.lessons / "course.yml"
     plan, _, found = load_plan(plan_path)
     course, more = make_course(plan, plan_path, lessons, course_catalogs)
-    terms, most = load_terms(paths.lessons / "terms.yml", course_catalogs)
+    used, missing = usage.scan(lessons), []
+    terms, most = load_terms(paths.lessons / "terms.yml", course_catalogs, used, missing)
     problems += found + more + most
     ui = {lang: catalog.tree() for lang, catalog in site_catalogs.items()}
-    return Sources(lessons, course, terms, ui), problems, blocking
+    return Sources(lessons, course, terms, ui, used, tuple(missing)), problems, blocking
 
 
 def _load_catalogs(files: dict[str, Path], problems: list[Problem], required: bool = True) -> dict[str, Catalog]:
@@ -358,8 +365,9 @@ def frozen_store(paths: Paths) -> Frozen:
                   reuse=("seeds",) if paths.frozen == "seeds" else frozen.KINDS)
 
 
-def build_site(paths: Paths, store: Frozen | None = None) -> dict[str, bytes | Path]:
-    """Everything the site holds, by site path: page text as bytes, copied files as source paths."""
+def build_site(paths: Paths, store: Frozen | None = None, notes: list[str] | None = None) -> dict[str, bytes | Path]:
+    """Everything the site holds, by site path: page text as bytes, copied files as source paths. `notes` gets what
+    the author should know of a build that succeeded (the words a translation will need, builder/usage.py)."""
     store = store or frozen_store(paths)
     sources, problems, blocking = load_sources(paths)
     css_path, css_bytes = bundle_stylesheets(paths.static)
@@ -367,10 +375,11 @@ def build_site(paths: Paths, store: Frozen | None = None) -> dict[str, bytes | P
     templates = make_templates(paths.templates, stylesheet=css_path, scripts=scripts, dev=paths.dev,
                                page_modules=module_graph(paths.static / "js", "page.js"))
     kept = lesson_cache(paths, sources)
+    missing = list(sources.missing)
     if blocking:
-        blocking += check_text_blocks(paths.sim)
+        blocking += check_text_blocks(paths.sim, sources.usage, missing)
     else:
-        blocking += _blocking_checks(paths, templates, sources, store, kept)
+        blocking += _blocking_checks(paths, templates, sources, store, kept, missing)
     if blocking:  # no page can be drawn with words or widgets missing
         raise BuildFailed(problems + blocking)
     names = namespace()
@@ -387,6 +396,8 @@ def build_site(paths: Paths, store: Frozen | None = None) -> dict[str, bytes | P
                  for source in sources.lessons if source.slug == urls.OFFLINE]
     if problems:
         raise BuildFailed(problems)
+    if notes is not None:
+        notes += untranslated_note(missing, sources.usage, sources.lessons)
     sim_zip, sim_bytes = pack_sim(paths.sim, paths.node_modules / ".cache" / "inferlab")
     stdlib = python_stdlib(paths, sim_bytes)
     files: dict[str, bytes | Path] = {path: html.encode() for path, html in
@@ -407,21 +418,26 @@ def build_site(paths: Paths, store: Frozen | None = None) -> dict[str, bytes | P
 
 
 def _blocking_checks(paths: Paths, templates: jinja2.Environment, sources: Sources, store: Frozen,
-                     kept: cache.Cache) -> list[Problem]:
-    """The simulator's words in every language, and every widget rendered with its defaults in every language: taken
-    from the lesson cache when they passed for the same inputs."""
-    if (trail := kept.get("checks", "")) is not None:
+                     kept: cache.Cache, missing: list[Missing]) -> list[Problem]:
+    """The simulator's words in the languages whose pages need them, and every widget rendered with its defaults in
+    those languages; words a language lacks where no page needs them are added to `missing`. Taken from the lesson
+    cache when they passed for the same inputs and the same use of widgets, questions and terms by language."""
+    used = repr(sorted((kind, name, sorted(by_lang)) for (kind, name), by_lang in sources.usage.uses.items()))
+    if (taken := kept.get("checks", used)) is not None:
+        trail, found = taken
         store.restore(trail)
+        missing += found
         return []
-    store.trail = {}
+    store.trail, found = {}, []
     try:
-        problems = check_text_blocks(paths.sim)
+        problems = check_text_blocks(paths.sim, sources.usage, found)
         if not problems:
-            problems += check_widgets(templates, sources.ui, store)
+            problems += check_widgets(templates, sources.ui, store, sources.usage)
     finally:
         trail, store.trail = store.trail, None
     if not problems:
-        kept.put("checks", "", trail)
+        kept.put("checks", used, (trail, found))
+    missing += found
     return problems
 
 
@@ -466,12 +482,13 @@ def _copy(source: Path, target: Path) -> None:
         shutil.copyfile(source, target)
 
 
-def build(paths: Paths) -> float:
-    """Build the site into paths.out; returns seconds taken. Raises BuildFailed, leaving the old site."""
+def build(paths: Paths, notes: list[str] | None = None) -> float:
+    """Build the site into paths.out; returns seconds taken, and adds to `notes` what build_site says. Raises
+    BuildFailed, leaving the old site."""
     started = time.perf_counter()
     store = frozen_store(paths)
     try:
-        files = build_site(paths, store)
+        files = build_site(paths, store, notes)
     except BuildFailed:
         if paths.frozen == "write":
             store.save(failed=True)
@@ -557,12 +574,14 @@ def main(argv: list[str] | None = None) -> int:
     paths = Paths(lessons=args.lessons.resolve(), out=args.out.resolve(), dev=args.dev or args.command == "serve",
                   frozen=args.frozen, cache=None if args.no_cache else CACHE)
     try:
+        notes: list[str] = []  # what a build that succeeded says beside its last line
         if args.command == "build":
-            print(f"built {paths.out} in {build(paths):.2f} s")
+            print(f"built {paths.out} in {build(paths, notes):.2f} s")
+            print(*notes, sep="\n", end="\n" if notes else "")
         elif args.command == "check":
             with tempfile.TemporaryDirectory() as scratch:
                 build(Paths(lessons=paths.lessons, out=Path(scratch) / "_site",
-                            frozen="none" if args.frozen == "none" else "read", cache=paths.cache))
+                            frozen="none" if args.frozen == "none" else "read", cache=paths.cache), notes)
             stdlib = python_stdlib(replace(paths, frozen="read"), pack_sim(paths.sim)[1])
             if args.stdlib:
                 print(f"the standard library sent, {stdlib.site_path} ({len(stdlib.data) / 1000:.0f} KB), "
@@ -571,9 +590,11 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  {line}")
             print(f"check: no problems (the standard library sent: {len(stdlib.data) / 1000:.0f} KB; "
                   "--stdlib lists its modules)")
+            print(*notes, sep="\n", end="\n" if notes else "")
         else:
             try:
-                print(f"built {paths.out} in {build(paths):.2f} s", flush=True)
+                print(f"built {paths.out} in {build(paths, notes):.2f} s", flush=True)
+                print(*notes, sep="\n", end="\n" if notes else "", flush=True)
             except BuildFailed as failed:
                 report(failed)
                 if not paths.out.exists():

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib.util
 import string
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from pathlib import Path
 import yaml
 
 from builder.problems import Problem
+from builder.usage import QUESTION, WIDGET, WORDS, Missing, Usage
 from sim.languages import DEFAULT, LANGUAGES
 
 
@@ -151,32 +153,91 @@ def _nearest_line(catalog: Catalog, key: str) -> int:
 
 
 # --- TEXT blocks in sim/ modules ------------------------------------------------------------------------
+#
+# Whose words a TEXT holds decides which languages need them: a widget module's, the languages whose pages use
+# the widget; sim/questions.py's, per question, the languages whose pages ask it; any other module's (the kit's
+# shared words, a running example), the languages whose pages use any widget. Without a Usage (a caller that
+# checks the modules alone), every language needs every word, as if every page used everything.
 
-def check_text_blocks(sim_dir: Path) -> list[Problem]:
-    """Every sim/ module's TEXT has one block per language with the same keys and placeholders, and no
-    words per language live anywhere else in the module."""
+QUESTIONS_MODULE = "questions.py"
+MISTAKE = ".mistake."  # sim/questions.py: "QUESTION.mistake.KEY" is a sentence of question QUESTION
+
+
+@dataclass(frozen=True)
+class TextBlocks:
+    """A module's TEXT as read from its source: each language's block (key -> (text, line)), and where each
+    block (or, for a language without one, the TEXT) starts."""
+
+    path: Path
+    line: int
+    blocks: dict[str, dict[str, tuple[str, int]]]
+    block_lines: dict[str, int]
+
+    def keys(self) -> list[str]:
+        """Every key of any block, the default language's first."""
+        ordered = [lang for lang in LANGUAGES if lang in self.blocks]
+        return list(dict.fromkeys(key for lang in ordered for key in self.blocks[lang]))
+
+    def whole(self, lang: str) -> bool:
+        """Whether `lang` has every word any language has."""
+        return lang in self.blocks and all(key in self.blocks[lang] for key in self.keys())
+
+    def reference(self, key: str) -> str:
+        """The language a key's text is compared against: the default's if it has the key, else the first that
+        has it."""
+        return next(lang for lang in LANGUAGES if key in self.blocks.get(lang, {}))
+
+
+def check_text_blocks(sim_dir: Path, usage: Usage | None = None, missing: list[Missing] | None = None) -> list[Problem]:
+    """Every sim/ module's TEXT has a block for each language that needs its words, with every key any block has
+    and the same placeholders, and no words per language live anywhere else in the module. Words that a language
+    lacks but none of its pages needs are added to `missing` (usage.untranslated_note names them)."""
     problems = []
-    for path in sorted(sim_dir.rglob("*.py")):
-        if "__pycache__" not in path.parts:
-            problems += _check_module(path, path.read_text(encoding="utf-8"))
+    for path, widget in text_modules(sim_dir).items():
+        found, blocks = _check_module(path, path.read_text(encoding="utf-8"))
+        problems += found
+        if blocks is not None:
+            problems += _check_languages(blocks, _whose(sim_dir, path, widget), usage,
+                                         missing if missing is not None else [])
     return problems
 
 
+def text_modules(sim_dir: Path) -> dict[Path, str | None]:
+    """Every module of sim/ with the widget whose words it holds (None for any other module); a widget module the
+    widgets package finds outside sim_dir (a test's) too."""
+    from sim import widgets  # the package, not its modules: they are imported where they are rendered
+
+    modules: dict[Path, str | None] = {path: None for path in sorted(sim_dir.rglob("*.py"))
+                                       if "__pycache__" not in path.parts}
+    for name in widgets.names():
+        spec = importlib.util.find_spec(f"{widgets.__name__}.{name.replace('-', '_')}")
+        if spec is not None and spec.origin is not None:
+            modules[Path(spec.origin)] = name
+    return modules
+
+
+def text_blocks(path: Path) -> TextBlocks | None:
+    """A module's TEXT blocks (None if it has no TEXT dict literal)."""
+    return _check_module(path, path.read_text(encoding="utf-8"))[1]
+
+
 @functools.lru_cache(maxsize=1024)
-def _check_module(path: Path, source: str) -> tuple[Problem, ...]:
-    """One module's TEXT problems; remembered by path and source, for a process that builds more than once."""
+def _check_module(path: Path, source: str) -> tuple[tuple[Problem, ...], TextBlocks | None]:
+    """One module's TEXT problems that do not depend on the lessons, and its blocks; remembered by path and source,
+    for a process that builds more than once."""
     problems = []
     tree = ast.parse(source, filename=str(path))
-    text_node = None
+    text_node, blocks = None, None
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "TEXT" for t in node.targets):
             text_node = node.value
-            problems += _check_text(path, node.value)
+            found, blocks = _read_text(path, node.value)
+            problems += found
     for node in ast.walk(tree):
         if isinstance(node, ast.Dict) and node is not text_node and _language_keys(node):
             problems.append(Problem(path, node.lineno, "words per language belong in the module's TEXT "
                                                        "(one block per language), not in a dict of their own"))
-    return tuple(problems)
+    return tuple(problems), blocks
 
 
 def _language_keys(node: ast.Dict) -> bool:
@@ -184,36 +245,89 @@ def _language_keys(node: ast.Dict) -> bool:
     return bool(keys) and len(keys) == len(node.keys) and all(k in LANGUAGES for k in keys)
 
 
-def _check_text(path: Path, node: ast.expr) -> list[Problem]:
+def _read_text(path: Path, node: ast.expr) -> tuple[list[Problem], TextBlocks | None]:
+    """The TEXT's blocks, and the problems of its form and of the words it has: broken braces, placeholders that
+    differ from the same key's in another block."""
     if not isinstance(node, ast.Dict):
-        return [Problem(path, node.lineno, "TEXT must be a dict literal: {\"zh\": {...}, \"en\": {...}}")]
-    blocks, problems = {}, []
+        return [Problem(path, node.lineno, "TEXT must be a dict literal: {\"zh\": {...}, \"en\": {...}}")], None
+    blocks, lines, problems = {}, {}, []
     for key, value in zip(node.keys, node.values):
         lang = key.value if isinstance(key, ast.Constant) else None
         if lang not in LANGUAGES:
             problems.append(Problem(path, value.lineno, f"TEXT block {lang!r} is not a site language "
                                                         f"({', '.join(LANGUAGES)}, sim/languages.py)"))
             continue
-        block, found = _text_block(path, lang, value)
-        blocks[lang] = block
+        blocks[lang], found = _text_block(path, lang, value)
+        lines[lang] = value.lineno
         problems += found
+    text = TextBlocks(path, node.lineno, blocks, lines)
+    for block in blocks.values():
+        for key, (words, line) in block.items():
+            if placeholders(words) is None:
+                problems.append(Problem(path, line, f"{key!r}: unbalanced {{ }} (write {{{{ and }}}} for a brace)"))
+    for key in text.keys():
+        base_lang = text.reference(key)
+        base, base_line = blocks[base_lang][key]
+        for lang, block in blocks.items():
+            if lang != base_lang and key in block and None not in (placeholders(base), placeholders(block[key][0])) \
+                    and placeholders(block[key][0]) != placeholders(base):
+                problems.append(Problem(path, block[key][1], f"{key!r} has placeholders {_fields(block[key][0])}, but "
+                                                             f"{path.name}:{base_line} has {_fields(base)}"))
+    return problems, text
+
+
+def _check_languages(text: TextBlocks, whose, usage: Usage | None, missing: list[Missing]) -> list[Problem]:
+    """What each language lacks of the words any language has: a problem where its pages need them, else a note
+    for the translation (`missing`). whose(key) is the (kind, name) the key's words belong to."""
+    path, blocks = text.path, text.blocks
+    units = list(dict.fromkeys(map(whose, text.keys())))
+    problems = []
     for lang in LANGUAGES:
+        needs = _needs(usage, lang)
         if lang not in blocks:
-            problems.append(Problem(path, node.lineno, f"TEXT has no {lang!r} block: every language needs one"))
-    if DEFAULT not in blocks:
-        return problems
-    base = blocks[DEFAULT]
-    for lang, block in blocks.items():
-        if lang != DEFAULT:
-            problems += compare({k: t for k, (t, _) in base.items()}, {k: t for k, (t, _) in block.items()},
-                                lambda k: (path, base[k][1] if k in base else node.lineno),
-                                lambda k, b=block, lang=lang: (path, b[k][1] if k in b else _block_line(node, lang)))
+            need = next(filter(None, map(needs, units)), None) if blocks else "every language needs one"
+            if need is not None:
+                problems.append(Problem(path, text.line, f"TEXT has no {lang!r} block: {need}"))
+            missing.extend(Missing(lang, *unit) for unit in units if need is None)
+            continue
+        for key in text.keys():
+            if key in blocks[lang]:
+                continue
+            line = blocks[text.reference(key)][key][1]
+            if not needs(whose(key)):
+                missing.append(Missing(lang, *whose(key)))
+            elif lang == DEFAULT:
+                problems.append(Problem(path, line, f"{key!r} is not a key of the default language's words "
+                                                    f"({path.name}); add it there or remove it"))
+            else:
+                problems.append(Problem(path, text.block_lines[lang], f"{key!r} is missing (it is at "
+                                                                      f"{path.name}:{line})"))
     return problems
 
 
-def _block_line(node: ast.Dict, lang: str) -> int:
-    return next((v.lineno for k, v in zip(node.keys, node.values)
-                 if isinstance(k, ast.Constant) and k.value == lang), node.lineno)
+def _whose(sim_dir: Path, path: Path, widget: str | None):
+    """key -> the (kind, name) a key of this module's TEXT belongs to: its widget, its question, or the module's
+    words that every widget may use."""
+    if widget is not None:
+        return lambda key: (WIDGET, widget)
+    if path == sim_dir / QUESTIONS_MODULE:
+        return lambda key: (QUESTION, key.partition(MISTAKE)[0])
+    name = path.relative_to(sim_dir.parent).as_posix()
+    return lambda key: (WORDS, name)
+
+
+def _needs(usage: Usage | None, lang: str):
+    """(kind, name) -> why `lang` needs those words (a page that uses them), or None if it does not."""
+    def needs(unit: tuple[str, str]) -> str | None:
+        if usage is None:
+            return "every language needs one"
+        kind, name = unit
+        if kind == WORDS:
+            first = usage.first_widget(lang)
+            return f"{first[1]} uses widget {first[0]}, and every widget uses these words" if first else None
+        use = usage.first(kind, name, lang)
+        return f"{use} uses {kind} {name}" if use else None
+    return needs
 
 
 def _text_block(path: Path, lang: str, node: ast.expr) -> tuple[dict[str, tuple[str, int]], list[Problem]]:

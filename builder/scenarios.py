@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl, urlsplit
 import yaml
 
 from builder.context import LessonContext
+from builder.widgets import setting_message
 from sim import widgets
 from sim.kit import config_problems
 
@@ -52,6 +53,6 @@ def problem(ctx: LessonContext, href: str) -> str | None:
         if use is None:
             return f"scenario link {href!r}: no widget with id {widget_id!r} on this page"
         controls = widgets.load(use.name).WIDGET.controls
-        for _, message in config_problems(controls, {k: value_of(v) for k, v in config.items()}):
-            return f"scenario link {href!r}: widget {widget_id}: {message}"
+        for problem in config_problems(controls, {k: value_of(v) for k, v in config.items()}):
+            return f"scenario link {href!r}: widget {widget_id}: {setting_message(problem)}"
     return None

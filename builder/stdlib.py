@@ -85,8 +85,10 @@ class Stdlib:
 
 
 def trace_states() -> list[tuple[str, dict]]:
-    """The states the trace renders: each widget with its defaults, in every language."""
-    return [(name, {"lang": lang}) for name in widgets.names() for lang in LANGUAGES]
+    """The states the trace renders: each widget with its defaults, in every language it has words in (a widget
+    written for one language's lessons has no other's: builder/usage.py)."""
+    return [(name, {"lang": lang}) for name in widgets.names() for lang in LANGUAGES
+            if lang in widgets.load(name).TEXT]
 
 
 def imported_names(sim_zip: bytes) -> bytes:

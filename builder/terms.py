@@ -17,6 +17,7 @@ import yaml
 
 from builder.catalogs import Catalog
 from builder.problems import Problem
+from builder.usage import TERM, Missing, Usage
 
 KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 LINKS = ("output", "control")
@@ -31,22 +32,29 @@ class Term:
     words: Mapping[str, Mapping[str, str]]  # lang -> {"name", "unit", "text"}
 
     def for_page(self, lang: str) -> dict:
-        """What the page's term panel shows (plain text only)."""
-        return {**self.words[lang], "output": self.output, "control": self.control}
+        """What the page's term panel shows (plain text only). A word the language lacks is empty: a page that uses
+        the term is then never written, since load_terms reports the words its language needs."""
+        words = self.words.get(lang, {})
+        return {**{field: words.get(field) or "" for field in WORDS}, "output": self.output, "control": self.control}
 
 
-def load_terms(path: Path, catalogs: dict[str, Catalog]) -> tuple[dict[str, Term], list[Problem]]:
-    """Every term, with its words in each catalog's language; problems name file and line."""
+def load_terms(path: Path, catalogs: dict[str, Catalog], usage: Usage | None = None,
+               missing: list[Missing] | None = None) -> tuple[dict[str, Term], list[Problem]]:
+    """Every term, with its words in each catalog's language; problems name file and line. A term's words are
+    required in the languages whose pages use it (every language, without a Usage); what another language lacks is
+    added to `missing`, for the note on what a translation will need."""
     links, problems = _load_links(path)
     words: dict[str, dict[str, dict[str, str]]] = {key: {} for key in links}
     for lang, catalog in catalogs.items():
         section = catalog.section("terms")
         for key in links:
             entry = {field: section.get(f"{key}.{field}") for field in WORDS}
-            missing = [field for field, text in entry.items() if text is None]
-            if missing:
+            lacking = [field for field, text in entry.items() if text is None]
+            if lacking and (usage is None or lang in usage.languages(TERM, key)):
                 line = catalog.lines.get(f"terms.{key}", catalog.lines.get("terms", 1))
-                problems.append(Problem(catalog.path, line, f"term {key!r} needs {', '.join(missing)} in {lang}"))
+                problems.append(Problem(catalog.path, line, f"term {key!r} needs {', '.join(lacking)} in {lang}"))
+            elif lacking and missing is not None:
+                missing.append(Missing(lang, TERM, key))
             words[key][lang] = entry
         for dotted in section:
             key, _, field = dotted.partition(".")

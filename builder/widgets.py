@@ -16,11 +16,14 @@ from types import ModuleType
 
 import jinja2
 
+from builder.catalogs import text_blocks
 from builder.frozen import Frozen
-from builder.problems import Problem
+from builder.problems import Problem, did_you_mean
 from builder.templates import json_island
+from builder.usage import WIDGET, Usage
 from sim import kit, widgets
-from sim.kit.controls import Number, Range
+from sim.kit import capacity, choices
+from sim.kit.controls import Number, Range, SettingProblem
 from sim.kit.layout import Controls, Derivations, Figure, Flag, Output, Panel, Readouts, Svg, Table, Text
 from sim.kit.table import table_class
 from sim.languages import LANGUAGES
@@ -29,11 +32,22 @@ GENERIC_TEMPLATE = "widget.html"
 # A question (a box that grades the student's answer) is any widget whose view has these flags; the home page
 # counts a lesson's questions, and the page script remembers each one's answer (static/js/progress.js).
 QUESTION_FLAGS = frozenset({"answered", "correct"})
+# The kit's modules whose words every widget's page may show (kit.words).
+SHARED_WORDS = (choices, capacity)
 
 
 def is_question(flags) -> bool:
     """Whether a widget whose view has these flags (names) is a question."""
     return QUESTION_FLAGS <= set(flags)
+
+
+def setting_message(problem: SettingProblem) -> str:
+    """A lesson's (or a scenario link's) setting problem in the kit's words, ending with the nearest name or option
+    where the setting names one the widget does not have (the kit gives the known ones; the nearest is found here,
+    on the build's side, because sim/ cannot import difflib)."""
+    if problem.unknown is None:
+        return problem.message
+    return problem.message + did_you_mean(problem.unknown, problem.known)
 
 
 class DeclarationError(Exception):
@@ -220,8 +234,11 @@ def _segments(text: str, view: dict) -> list[dict]:
 
 # --- build-time check of every widget ---------------------------------------------------------------
 
-def check_widgets(templates: jinja2.Environment, ui: dict[str, dict], store: Frozen) -> list[Problem]:
-    """Render every widget with its defaults in every language; each failure as a problem at its line."""
+def check_widgets(templates: jinja2.Environment, ui: dict[str, dict], store: Frozen,
+                  usage: Usage | None = None) -> list[Problem]:
+    """Render every widget with its defaults in each language that needs it (its pages', every language without a
+    Usage) and in each that has all of its words; each failure as a problem at its line. A widget no page uses is
+    still drawn, in the languages it has words in."""
     problems = []
     for name in widgets.names():
         try:
@@ -231,7 +248,7 @@ def check_widgets(templates: jinja2.Environment, ui: dict[str, dict], store: Fro
         except Exception as e:  # any import error of a module an author just wrote
             problems.append(_module_problem(name, e))
             continue
-        for lang in LANGUAGES:
+        for lang in render_languages(name, module, usage):
             try:
                 state = declaration.coerce({"lang": lang})
                 view = store.view(name, module, state)
@@ -248,6 +265,16 @@ def check_widgets(templates: jinja2.Environment, ui: dict[str, dict], store: Fro
                 problems.append(_module_problem(name, e, lang))
                 break
     return problems
+
+
+def render_languages(name: str, module: ModuleType, usage: Usage | None) -> list[str]:
+    """The languages to draw a widget in at build time: those whose pages use it, and those in which it and the
+    kit's shared words (kit.words) are whole, so that a language it is not yet translated into is not drawn."""
+    if usage is None:
+        return list(LANGUAGES)
+    needed = usage.languages(WIDGET, name)
+    shared = [text_blocks(Path(m.__file__)) for m in (module, *SHARED_WORDS)]
+    return [lang for lang in LANGUAGES if lang in needed or all(t is not None and t.whole(lang) for t in shared)]
 
 
 def _module_path(module: ModuleType) -> Path:

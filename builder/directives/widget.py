@@ -11,7 +11,7 @@ from builder import safety
 from builder.context import LessonContext, WidgetUse
 from builder.directives import directive, key_line, load_yaml_body
 from builder.problems import LessonError, LessonErrors, did_you_mean
-from builder.widgets import DeclarationError, render_widget
+from builder.widgets import DeclarationError, render_widget, setting_message
 from sim import widgets
 from sim.kit import config_problems
 
@@ -44,8 +44,8 @@ def widget_directive(ctx: LessonContext, args: str, body: str, line: int) -> str
     config = {} if config is None else config
     problems = config_problems(declaration.controls, config)
     if problems:
-        raise LessonErrors([LessonError(key_line(body, key, line + 1) if key else line + 1, f"widget {name}: {message}")
-                            for key, message in problems])
+        raise LessonErrors([LessonError(key_line(body, p.control, line + 1) if p.control else line + 1,
+                                        f"widget {name}: {setting_message(p)}") for p in problems])
     view = ctx.frozen.view(name, module, declaration.coerce({**config, "lang": ctx.lang}))
     state = view["state"]  # what render actually used: presets may fill dependent fields
     ctx.scripted = True

@@ -231,16 +231,32 @@ def changed_param(controls, state) -> str | None:
     return changed if any(c.name == changed for c in controls) else None
 
 
-def config_problems(controls, config) -> list[tuple[str | None, str]]:
-    """What is wrong with a lesson's initial settings for a widget, as (control, message) pairs."""
+@dataclass(frozen=True)
+class SettingProblem:
+    """What is wrong with one of a lesson's settings for a widget. A word the widget does not know (a setting's
+    name, a Select's option) comes with the words it knows in its place, so that the builder can name the nearest:
+    difflib would have to travel to the browser with every import of sim/ (and a new import here renews the
+    standard library the site sends, builder/stdlib.py)."""
+
+    control: str | None  # the setting's name; None when the settings are not a mapping at all
+    message: str
+    unknown: str | None = None  # the word it does not know
+    known: tuple[str, ...] = ()  # the words it knows there
+
+
+def config_problems(controls, config) -> list[SettingProblem]:
+    """What is wrong with a lesson's initial settings for a widget, one SettingProblem per setting."""
     if not isinstance(config, dict):
-        return [(None, f"widget settings must be a mapping of parameter: value, got {type(config).__name__}")]
+        return [SettingProblem(None, f"widget settings must be a mapping of parameter: value, got "
+                                     f"{type(config).__name__}")]
     by_name = {c.name: c for c in controls}
     problems = []
     for name, value in config.items():
         control = by_name.get(name)
         if control is None:
-            problems.append((name, f"unknown parameter {name!r}; known: {', '.join(by_name)}"))
+            problems.append(SettingProblem(name, f"unknown parameter {name!r}; known: {', '.join(by_name)}",
+                                           str(name), tuple(by_name)))
         elif (problem := control.problem(value)) is not None:
-            problems.append((name, problem))
+            option = _option_text(value) if isinstance(control, Select) else None
+            problems.append(SettingProblem(name, problem, option, control.options if option is not None else ()))
     return problems

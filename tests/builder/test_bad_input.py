@@ -388,7 +388,8 @@ def test_plan_lists_a_slug_twice(tmp_path, previous_site, capsys):
 
 
 def test_term_without_words_in_a_language(problems):
-    found = problems({"one.md": lesson("x\n"), "en/one.md": lesson("x\n"),
+    # Required there because a page in that language uses it (a term no English page uses needs no English words).
+    found = problems({"one.md": lesson("x\n"), "en/one.md": lesson("::: formula\nt = \\term{peak}{\\pi}\n:::\n"),
                       "en/catalog.yml": "upcoming:\n  two: Two\n  later: Later\nterms:\n  peak: {name: peak, unit: FLOP/s}\n"})
     assert_one(found, "catalog.yml", 5, "term 'peak' needs text in en")
 
@@ -550,3 +551,23 @@ def test_a_mistyped_name_is_answered_with_the_nearest_one(problems, body, says):
     found = problems({"one.md": lesson(body)})
     assert len(found) == 1 and says in found[0][2], found
     assert found[0][2].endswith(says[-30:]), found
+
+
+# A widget setting or option the widget does not have is answered with the nearest one (the kit names those it has,
+# builder/widgets.py setting_message adds the nearest: difflib stays out of sim/).
+@pytest.mark.parametrize("setting, says", [
+    ("weight_dtyp: int4", "widget decode-ceiling: unknown parameter 'weight_dtyp'; known: model, params_b, "
+                          "weight_dtype, hardware, bandwidth_efficiency (did you mean 'weight_dtype'?)"),
+    ("weight_dtype: int3", "widget decode-ceiling: weight_dtype must be one of bf16, fp8, int4; got 'int3' "
+                           "(did you mean 'int4'?)"),
+    ("weight_dtype: fp64", "widget decode-ceiling: weight_dtype must be one of bf16, fp8, int4; got 'fp64'"),
+])
+def test_a_widget_setting_the_widget_does_not_have_names_the_nearest(problems, setting, says):
+    found = problems({"one.md": lesson(f"::: widget decode-ceiling\nmodel: llama-2-7b\n{setting}\n:::\n")})
+    assert found == [("one.md", BODY_LINE + 2, says)]
+
+
+def test_a_scenario_link_to_an_option_the_widget_does_not_have_names_the_nearest(problems):
+    found = problems({"one.md": lesson("See [this](?d.weight_dtype=int3#d).\n\n::: widget decode-ceiling id=d\n:::\n")})
+    assert found == [("one.md", BODY_LINE, "scenario link '?d.weight_dtype=int3#d': widget d: weight_dtype must be one "
+                                           "of bf16, fp8, int4; got 'int3' (did you mean 'int4'?)")]

@@ -147,8 +147,8 @@ def test_the_block_size_slider_steps_through_the_powers_of_two():
     assert [control.slider_position(v) for v in (1, 16, 256)] == [0, 4, 8]
     assert config_problems(kv_blocks.WIDGET.controls, {"block_size": 32, "policy": "paged"}) == []
     problem = config_problems(kv_blocks.WIDGET.controls, {"block_size": 24})
-    assert problem[0][0] == "block_size" and "power of two from 1 to 256" in problem[0][1]
-    assert config_problems(kv_blocks.WIDGET.controls, {"policy": "buddy"})[0][0] == "policy"
+    assert problem[0].control == "block_size" and "power of two from 1 to 256" in problem[0].message
+    assert config_problems(kv_blocks.WIDGET.controls, {"policy": "buddy"})[0].control == "policy"
 
 
 def drawings(markup: str) -> list[ET.Element]:

@@ -243,10 +243,16 @@ def test_unknown_widget_is_a_value_error():
 
 def test_config_problems_name_the_parameter():
     assert config_problems(roofline_widget.WIDGET.controls, {"T": 4, "B": 2}) == []
-    assert config_problems(roofline_widget.WIDGET.controls, {"X": 1})[0][0] == "X"
-    assert "from 1 to 32,768" in config_problems(roofline_widget.WIDGET.controls, {"T": 0})[0][1]
-    assert config_problems(roofline_widget.WIDGET.controls, [1])[0][0] is None
-    assert "one of" in config_problems(roofline_widget.WIDGET.controls, {"model": "gpt"})[0][1]
+    assert config_problems(roofline_widget.WIDGET.controls, {"X": 1})[0].control == "X"
+    assert "from 1 to 32,768" in config_problems(roofline_widget.WIDGET.controls, {"T": 0})[0].message
+    assert config_problems(roofline_widget.WIDGET.controls, [1])[0].control is None
+    assert "one of" in config_problems(roofline_widget.WIDGET.controls, {"model": "gpt"})[0].message
+    # a word the widget does not know comes with those it knows, for the builder to name the nearest
+    [unknown] = config_problems(roofline_widget.WIDGET.controls, {"contxt": 4})
+    assert (unknown.unknown, unknown.known[:3]) == ("contxt", ("T", "B", "context"))
+    [option] = config_problems(roofline_widget.WIDGET.controls, {"model": "gpt"})
+    assert (option.unknown, "llama-2-7b" in option.known) == ("gpt", True)
+    assert config_problems(roofline_widget.WIDGET.controls, {"T": 0})[0].unknown is None  # a number is no word
 
 
 def test_a_select_of_numbers_takes_the_number_a_lesson_or_a_link_writes():
@@ -257,8 +263,8 @@ def test_a_select_of_numbers_takes_the_number_a_lesson_or_a_link_writes():
     assert config_problems(controls, {"chunk_tokens": 256}) == []
     assert coerce_state(controls, {"chunk_tokens": 256})["chunk_tokens"] == "256"
     assert widgets.render("prefill-interference", {"chunk_tokens": 256})["state"]["chunk_tokens"] == "256"
-    assert "one of" in config_problems(controls, {"chunk_tokens": 300})[0][1]
-    assert "one of" in config_problems(controls, {"chunk_tokens": True})[0][1]  # not the option "1" or "True"
+    assert "one of" in config_problems(controls, {"chunk_tokens": 300})[0].message
+    assert "one of" in config_problems(controls, {"chunk_tokens": True})[0].message  # not the option "1" or "True"
     assert coerce_state(controls, {"chunk_tokens": 256.5})["chunk_tokens"] == "0"
 
 
