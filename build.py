@@ -121,7 +121,9 @@ def load_sources(paths: Paths) -> tuple[Sources, list[Problem], list[Problem]]:
     plan_path = paths.lessons / "course.yml"
     plan, _, found = load_plan(plan_path)
     course, more = make_course(plan, plan_path, lessons, course_catalogs)
-    used, missing = usage.scan(lessons), []
+    scanned = cache.Cache(paths.cache, cache.inputs([ROOT / "build.py"], [ROOT / "builder"], [])) if paths.cache \
+        else None
+    used, missing = usage.scan(lessons, scanned), []
     terms, most = load_terms(paths.lessons / "terms.yml", course_catalogs, used, missing)
     problems += found + more + most
     ui = {lang: catalog.tree() for lang, catalog in site_catalogs.items()}

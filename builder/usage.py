@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from builder.cache import Cache
 from builder.lessons import SourceLesson
 from sim.languages import LANGUAGES
 
@@ -70,11 +71,17 @@ class Usage:
         return {use.lesson.slug for uses in self.uses.get((kind, name), {}).values() for use in uses}
 
 
-def scan(lessons: Iterable[SourceLesson]) -> Usage:
-    """Every widget, question and term each lesson uses."""
+def scan(lessons: Iterable[SourceLesson], kept: Cache | None = None) -> Usage:
+    """Every widget, question and term each lesson uses; each lesson's scan taken from `kept` (builder/cache.py, its
+    inputs the builder's code) when that lesson was scanned before, as `serve`'s rebuilds in fresh processes ask."""
     uses: dict[tuple[str, str], dict[str, list[Use]]] = defaultdict(lambda: defaultdict(list))
     for lesson in lessons:
-        for kind, name, line in _scan_lesson(lesson):
+        found = kept.get(f"usage {lesson.path}", repr(lesson)) if kept is not None else None
+        if found is None:
+            found = _scan_lesson(lesson)
+            if kept is not None:
+                kept.put(f"usage {lesson.path}", repr(lesson), found)
+        for kind, name, line in found:
             uses[(kind, name)][lesson.lang].append(Use(lesson, line))
     return Usage({key: dict(by_lang) for key, by_lang in uses.items()})
 
