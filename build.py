@@ -33,13 +33,14 @@ from builder import cache, contents, frozen, new, parts, seeds, urls, usage
 from builder.assets import bundle_stylesheets, module_graph, pack_sim, script_files, static_files, vendor_files
 from builder.catalogs import Catalog, check_catalogs, check_text_blocks, load_catalog
 from builder.context import LessonContext, LinkUse, WidgetUse
-from builder.course import Course, load_plan, make_course
+from builder.course import Chapter, Course, load_plan, make_course
+from builder.directives.evolution import map_html
 from builder.expressions import namespace
 from builder.frozen import Code, Frozen
 from builder.lessons import SourceLesson, load_lessons
 from builder.markdown import make_markdown, render_lesson_markdown
 from builder.offline import service_worker
-from builder.problems import BuildFailed, Problem, did_you_mean
+from builder.problems import BuildFailed, LessonError, Problem, did_you_mean
 from builder.search import INDEX_DIR, index_site
 from builder.serve import serve
 from builder.stdlib import Stdlib, StdlibError, cut_stdlib
@@ -119,7 +120,7 @@ def load_sources(paths: Paths) -> tuple[Sources, list[Problem], list[Problem]]:
                                       if (paths.lessons / lang).is_dir()}, blocking, required=False)
     blocking += check_catalogs(site_catalogs)  # a course catalog's words are checked by the plan and glossary
     plan_path = paths.lessons / "course.yml"
-    plan, _, found = load_plan(plan_path)
+    plan, found = load_plan(plan_path)
     course, more = make_course(plan, plan_path, lessons, course_catalogs)
     scanned = cache.Cache(paths.cache, cache.inputs([ROOT / "build.py"], [ROOT / "builder"], [])) if paths.cache \
         else None
@@ -185,6 +186,44 @@ def _parse_lessons(sources: Sources, templates: jinja2.Environment, names: dict,
             # names the class by its module.
             fresh.append((f"lesson {source.path}", repr(source), (astuple_shallow(lesson), trail)))
     return parsed, broken, problems, fresh
+
+
+def _chapter_maps(sources: Sources, templates: jinja2.Environment, names: dict, store: Frozen,
+                  kept: cache.Cache) -> tuple[dict[tuple[str, str], str], list[Problem], list]:
+    """Each chapter page's evolution map, the whole of it with the chapter's steps marked, per language with pages
+    and a map: (lang, chapter) -> HTML, the problems (at the map's own lines), and what to keep in the lesson cache.
+    Its {sim} figures are the lessons' own, so they come from the frozen figures (or the lesson cache) like theirs."""
+    course = sources.course
+    maps, problems, fresh = {}, [], []
+    for lang in course.languages():
+        chart = course.evolution.get(lang)
+        if chart is None:
+            continue
+        for chapter in course.chapters:
+            name = f"chapter {lang} {chapter.slug}"
+            if (taken := kept.get(name, "")) is not None:
+                maps[(lang, chapter.slug)], trail = taken
+                store.restore(trail)
+                continue
+            ctx = LessonContext(lang=lang, slug=chapter.slug, templates=templates, course=course, terms=sources.terms,
+                                ui=sources.ui[lang], names=names, frozen=store)
+            store.trail = {}
+            try:
+                shown = map_html(ctx, chart, None, lambda item, c=chapter: item.lesson in c.lessons,
+                                 sources.ui[lang]["chapter"]["in_chapter"], step=False)
+                found = [Problem(chart.path, line, f"on the page of chapter {chapter.slug!r}: {message}")
+                         for line, check in ctx.checks if (message := check(ctx)) is not None]
+            except LessonError as e:
+                shown, found = "", [Problem(chart.path, each.line, f"on the page of chapter {chapter.slug!r}: "
+                                                                   f"{each.message}")
+                                    for each in getattr(e, "errors", [e])]
+            finally:
+                trail, store.trail = store.trail, None
+            maps[(lang, chapter.slug)] = shown
+            problems += found
+            if not found:
+                fresh.append((name, "", (shown, trail)))
+    return maps, problems, fresh
 
 
 def astuple_shallow(lesson: ParsedLesson) -> tuple:
@@ -273,11 +312,14 @@ def check_links(lessons: list[ParsedLesson]) -> list[Problem]:
 
 
 def render_pages(lessons: list[ParsedLesson], sources: Sources, templates: jinja2.Environment,
-                 sim_zip: str, stdlib_zip: str) -> dict[str, str]:
-    """Site path -> HTML of every page: each lesson, and a home page per language that has lessons."""
+                 sim_zip: str, stdlib_zip: str, maps: dict[tuple[str, str], str] | None = None) -> dict[str, str]:
+    """Site path -> HTML of every page: each lesson, and per language that has lessons a home page and a page per
+    chapter (`maps`: each chapter page's evolution map, from _chapter_maps)."""
     course = sources.course
     versions = {(lesson.source.lang, lesson.source.slug): lesson for lesson in lessons}
     languages = course.languages()
+    chapters = {chapter.slug for chapter in course.chapters}  # a chapter's page exists in every language with pages
+    maps = maps or {}
     pages = {}
 
     def common(lang: str, slug: str | None) -> dict:
@@ -287,52 +329,98 @@ def render_pages(lessons: list[ParsedLesson], sources: Sources, templates: jinja
                 "sim_zip": sim_zip, "stdlib_zip": stdlib_zip, "page_text": json_island(ui["script"]),
                 "alternates": alternates(lang, slug), "switch": switch(lang, slug)}
 
+    def exists(lang: str, slug: str | None) -> bool:
+        return slug is None or slug in chapters or (lang, slug) in versions
+
     def alternates(lang: str, slug: str | None) -> list[dict]:
         """This page in every language it exists in (itself included), for <link rel="alternate" hreflang>."""
         page = urls.page(lang, slug)
         return [{"lang": other, "href": urls.link(page, urls.page(other, slug))} for other in languages
-                if slug is None or (other, slug) in versions]
+                if exists(other, slug)]
 
     def switch(lang: str, slug: str | None) -> list[dict]:
         """Links to this page in each other language (its home page where the lesson is not written in it), with
-        the sections both versions share, so that the page script can keep the reader's place."""
+        the sections both versions of a lesson share, so that the page script can keep the reader's place."""
         page, links = urls.page(lang, slug), []
         for other in languages:
             if other == lang:
                 continue
-            there = slug if slug is None or (other, slug) in versions else None
-            shared = (versions[(lang, slug)].sections & versions[(other, slug)].sections) if there else frozenset()
+            there = slug if exists(other, slug) else None
+            shared = (versions[(lang, slug)].sections & versions[(other, slug)].sections) \
+                if there and (lang, slug) in versions else frozenset()
             links.append({"lang": other, "href": urls.link(page, urls.page(other, there)),
                           "name": sources.ui[other]["language"]["name"], "same_page": there == slug,
                           "sections": " ".join(sorted(shared))})
         return links
 
     def pager(lang: str, slug: str) -> dict:
-        """The lessons before and after this one in the course, among those written in its language."""
+        """The lessons before and after this one in the course, among those written in its language: across a
+        chapter's end as within a chapter."""
         written = [s.slug for s in course.lessons(lang)]
         at, page = written.index(slug), urls.page(lang, slug)
         near = {"prev": written[at - 1] if at > 0 else None, "next": written[at + 1] if at + 1 < len(written) else None}
         return {rel: {"href": urls.link(page, urls.page(lang, other)), "title": versions[(lang, other)].source.title}
                 for rel, other in near.items() if other}
 
+    def chapter_entry(lang: str, number: int, chapter: Chapter, page: str) -> dict:
+        """A chapter as the home page and its own page show it, links relative to `page`: its words, its lessons
+        (written ones with their minutes and number of questions, the others upcoming), and what the page script
+        counts for its progress: its questions' keys and its sections, SLUG#ID each (static/js/progress.js)."""
+        ui, first = sources.ui[lang], course.plan.index(chapter.lessons[0]) + 1
+        entries, keys, sections = [], [], []
+        for slug in chapter.lessons:
+            written = versions.get((lang, slug))
+            entries.append({"slug": slug, "title": course.title(lang, slug) or slug,
+                            "href": urls.link(page, urls.page(lang, slug)) if written else None,
+                            "summary": written.source.summary if written else None,
+                            "minutes": written.source.minutes if written else None,
+                            "questions": len(questions(written)) if written else 0})
+            if written:
+                keys += [f"{slug}#{use.id}" for use in questions(written)]
+                sections += [f"{slug}#{section.id}" for section in written.contents]
+        count, done = len(entries), [entry for entry in entries if entry["href"]]
+        minutes = sum(entry["minutes"] for entry in done)
+        size = ("size" if len(done) == count else "size_partial" if done else "size_planned")
+        return {"slug": chapter.slug, "number": ui["chapter"]["number"].format(n=number),
+                "title": course.chapter_word(lang, chapter.slug, "title"),
+                "summary": course.chapter_word(lang, chapter.slug, "summary"),
+                "href": urls.link(page, urls.page(lang, chapter.slug)), "lessons": entries, "start": first,
+                "size": ui["chapter"][size].format(count=count, written=len(done), minutes=minutes),
+                "minutes": minutes, "questions": " ".join(keys), "sections": " ".join(sections)}
+
     for lesson in lessons:
         lang, slug = lesson.source.lang, lesson.source.slug
         sections = list(lesson.contents)
+        chapter = course.chapter_of(slug)
+        number = course.chapters.index(chapter) + 1
+        home_of = {"href": urls.link(urls.page(lang, slug), urls.page(lang, chapter.slug)),
+                   "number": sources.ui[lang]["chapter"]["number"].format(n=number),
+                   "title": course.chapter_word(lang, chapter.slug, "title")}
         # The page script runs for the widgets and formulas, and to mark the sections read (static/js/progress.js).
         pages[urls.page_file(lang, slug)] = templates.get_template("lesson.html").render(
             **common(lang, slug), lesson=lesson.source, body=lesson.html, scripted=lesson.scripted or bool(sections),
-            python=bool(lesson.widgets), contents=sections, pager=pager(lang, slug))
+            python=bool(lesson.widgets), contents=sections, pager=pager(lang, slug), chapter=home_of)
     for lang in languages:
         page = urls.page(lang)
         course_map = [{"slug": slug, "href": urls.link(page, urls.page(lang, slug)) if written else None,
-                       "title": title, "summary": written.summary if written else None,
-                       "minutes": written.minutes if written else None,
-                       "questions": len(questions(versions[(lang, slug)])) if written else 0}
-                      for slug, written, title in course.plan_in(lang)]
+                       "title": title} for slug, written, title in course.plan_in(lang)]
         revisit = [entry for lesson in course_map if lesson["href"]
                    for entry in question_entries(sources.ui[lang], lesson, versions[(lang, lesson["slug"])])]
+        shown = [chapter_entry(lang, n, chapter, page) for n, chapter in enumerate(course.chapters, start=1)]
         pages[urls.page_file(lang)] = templates.get_template("index.html").render(
-            **common(lang, None), lessons=course_map, questions=revisit, scripted=True, python=False)
+            **common(lang, None), chapters=shown, questions=revisit, scripted=True, python=False)
+        for n, chapter in enumerate(course.chapters, start=1):
+            here = urls.page(lang, chapter.slug)
+            near = {"prev": course.chapters[n - 2] if n > 1 else None,
+                    "next": course.chapters[n] if n < len(course.chapters) else None}
+            # The page script shows the chapter's progress (static/js/progress.js) and keeps the page for offline
+            # reading once visited, as the home page (site/sw.js): no search index entry, no Python.
+            pages[urls.page_file(lang, chapter.slug)] = templates.get_template("chapter.html").render(
+                **common(lang, chapter.slug), chapter=chapter_entry(lang, n, chapter, here),
+                evolution=maps.get((lang, chapter.slug), ""), scripted=True, python=False,
+                pager={rel: {"href": urls.link(here, urls.page(lang, other.slug)),
+                             "title": course.chapter_word(lang, other.slug, "title")}
+                       for rel, other in near.items() if other})
         # What the service worker shows, offline, for a page it has not kept (site/sw.js).
         pages[urls.page_file(lang, urls.OFFLINE)] = templates.get_template("offline.html").render(
             **common(lang, urls.OFFLINE), scripted=False, python=False)
@@ -398,12 +486,22 @@ def build_site(paths: Paths, store: Frozen | None = None, notes: list[str] | Non
                  for source in sources.lessons if source.slug == urls.OFFLINE]
     if problems:
         raise BuildFailed(problems)
+    # The chapters' maps once the lessons are sound: a problem in the map is reported once, where a lesson shows it.
+    maps, found, fresh = _chapter_maps(sources, templates, names, store, kept)
+    if store.pending:  # a figure no lesson shows (a language whose lessons leave the map out)
+        store.compute_pending(seeds.others)
+        maps, found, fresh = _chapter_maps(sources, templates, names, store, kept)
+    if found:
+        raise BuildFailed(found)
+    for name, key, value in fresh:
+        kept.put(name, key, value)
     if notes is not None:
         notes += untranslated_note(missing, sources.usage, sources.lessons)
     sim_zip, sim_bytes = pack_sim(paths.sim, paths.node_modules / ".cache" / "inferlab")
     stdlib = python_stdlib(paths, sim_bytes)
     files: dict[str, bytes | Path] = {path: html.encode() for path, html in
-                                      render_pages(parsed, sources, templates, sim_zip, stdlib.site_path).items()}
+                                      render_pages(parsed, sources, templates, sim_zip, stdlib.site_path,
+                                                                   maps).items()}
     files[sim_zip] = sim_bytes
     files[stdlib.site_path] = stdlib.data
     files[css_path] = css_bytes

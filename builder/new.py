@@ -4,11 +4,11 @@ is, so that an author starts from a working page rather than from the rules in l
     python build.py new lesson SLUG [--lang LANG] [--title TITLE]
     python build.py new widget NAME
 
-A lesson is its file (lessons/<lang>/<slug>.md), its line in the course plan (lessons/course.yml) and, in every
-other language whose catalog exists, a title under `upcoming:` until it is written there (builder/course.py
-make_course asks for one title per planned lesson and language). A widget is one module, sim/widgets/<name>.py.
-Anything that would make the skeleton fail the build (a bad or taken name, a plan or catalog it cannot add to) is
-refused in one line, exit status 2, before any file is written.
+A lesson is its file (lessons/<lang>/<slug>.md), its line in a chapter of the course plan (lessons/course.yml; a
+new one goes last in the last chapter) and, in every other language whose catalog exists, a title under `upcoming:`
+until it is written there (builder/course.py make_course asks for one title per planned lesson and language). A
+widget is one module, sim/widgets/<name>.py. Anything that would make the skeleton fail the build (a bad or taken
+name, a plan or catalog it cannot add to) is refused in one line, exit status 2, before any file is written.
 """
 
 from __future__ import annotations
@@ -104,10 +104,13 @@ def new_lesson(lessons: Path, slug: str, lang: str = DEFAULT, title: str | None 
             raise Refused(f"{slug!r} is written in {other} ({_shown(written, lessons)}): translate that file into "
                           f"{_shown(path, lessons)} instead (`new lesson` starts a lesson no language has)")
     plan_path = lessons / "course.yml"
-    plan, _, problems = load_plan(plan_path)
+    plan, problems = load_plan(plan_path)
     if problems:
         raise Refused(f"{_shown(plan_path, lessons)} has a problem to fix first: line {problems[0].line}: "
                       f"{problems[0].message}")
+    if slug in {chapter.slug for chapter in plan.chapters}:
+        raise Refused(f"{slug!r} is a chapter's slug in {_shown(plan_path, lessons)}, and its page's address: "
+                      "choose another slug")
     catalogs = {other: lessons / other / "catalog.yml" for other in LANGUAGES if (lessons / other).is_dir()}
     if lang not in catalogs or not catalogs[lang].is_file():
         raise Refused(f"{_shown(lessons / lang / 'catalog.yml', lessons)} is missing: a language's lessons need its "
@@ -115,7 +118,7 @@ def new_lesson(lessons: Path, slug: str, lang: str = DEFAULT, title: str | None 
 
     changes: dict[Path, str] = {}
     said = []
-    if slug in plan:
+    if slug in plan.lessons:
         said.append(f"{slug!r} was planned in {_shown(plan_path, lessons)}: it keeps its place there")
     else:
         changes[plan_path] = add_to_plan(plan_path, slug)
@@ -149,12 +152,28 @@ def new_lesson(lessons: Path, slug: str, lang: str = DEFAULT, title: str | None 
 
 
 def add_to_plan(plan_path: Path, slug: str) -> str:
-    """The course plan's text with `slug` as its last lesson, comments kept. The one place that knows the plan's
-    shape, a list of slugs, in order to add to it."""
+    """The course plan's text with `slug` as its last lesson, the last of its last chapter, comments kept. The one
+    place that knows the plan's shape (a list of chapters, each `- chapter: SLUG` with `lessons:`, a block list of
+    slugs; builder/course.py load_plan reads it) in order to add to it."""
     text = plan_path.read_text(encoding="utf-8-sig")
-    added = _appended(text, f"- {slug}\n")
-    if _loaded(added) != [*(_loaded(text) or []), slug]:
-        raise Refused(f"cannot add {slug!r} to {plan_path.name} as its last line: add '- {slug}' there yourself")
+    refused = Refused(f"cannot add {slug!r} to {plan_path.name} as the last lesson of its last chapter: add "
+                      f"'- {slug}' there yourself")
+    root = yaml.compose(text)
+    last = root.value[-1] if isinstance(root, yaml.SequenceNode) and root.value else None
+    listed = next((value for key, value in last.value if key.value == "lessons"), None) \
+        if isinstance(last, yaml.MappingNode) else None
+    if not isinstance(listed, yaml.SequenceNode) or listed.flow_style or not listed.value:
+        raise refused
+    lines = text.splitlines(keepends=True)
+    at = listed.value[-1].end_mark.line  # the last lesson's line (0-based): the new one goes below it
+    if at >= len(lines) or listed.value[-1].start_mark.line != at:
+        raise refused
+    indent = lines[at][:len(lines[at]) - len(lines[at].lstrip())]
+    added = "".join(lines[:at] + [lines[at] if lines[at].endswith("\n") else lines[at] + "\n", f"{indent}- {slug}\n"]
+                    + lines[at + 1:])
+    before, after = _loaded(text), _loaded(added)
+    if after != [*before[:-1], {**before[-1], "lessons": [*before[-1]["lessons"], slug]}]:
+        raise refused
     return added
 
 

@@ -6,16 +6,20 @@ it is not.
 
 The map's Markdown is rendered in the lesson's context, so its {sim} figures count as the page's (evaluated, checked
 to fit, compared across languages) and its lesson links as the page's. A problem in it is reported at the directive's
-line and names the map's own file and line."""
+line and names the map's own file and line.
+
+A chapter's page shows the whole map too (map_html, called by build.py): every step, the ones its lessons teach
+marked, its figures evaluated in a context of the chapter's page."""
 
 from __future__ import annotations
 
 import functools
 import html
+from collections.abc import Callable
 
 from builder.context import LessonContext
 from builder.directives import directive
-from builder.evolution import EvolutionMap
+from builder.evolution import EvolutionMap, Item
 from builder.problems import LessonError, LessonErrors
 
 
@@ -40,39 +44,51 @@ def evolution_directive(ctx: LessonContext, args: str, body: str, line: int) -> 
     if not any(item.lesson == ctx.slug for item in chart.items):
         raise LessonError(line, f"no item of {chart.shown} has lesson: {ctx.slug}, so the map cannot show where this "
                                 "lesson sits: add the step it teaches, in the course's order")
+    return map_html(ctx, chart, line, lambda item: item.lesson == ctx.slug, ctx.ui["evolution"]["here"], step=True)
+
+
+def map_html(ctx: LessonContext, chart: EvolutionMap, line: int | None, marked: Callable[[Item], bool], marker: str,
+             step: bool) -> str:
+    """The whole map on a page: its intro, then every item, those `marked` with the word `marker` (`step`: the
+    page's own steps, aria-current="step", their names not linked to the page itself). A lesson marks its own steps;
+    a chapter's page (build.py) marks the steps its lessons teach and links every one. `line` is where problems are
+    reported on the page, None for the map's own lines."""
     words = {**ctx.ui["evolution"], "upcoming": ctx.ui["course"]["upcoming"]}
     items = []
     for n, item in enumerate(chart.items, start=1):
-        here = item.lesson == ctx.slug
+        here = marked(item)
         name = html.escape(item.name)
         classes = ["generation"] + (["here"] if here else [])
-        if item.lesson is None or here:
+        if item.lesson is None or (here and step):
             title = f'<span class="generation-name">{name}</span>'
         elif ctx.course.is_written(ctx.lang, item.lesson):
             title = f'<a class="generation-name" href="{ctx.lesson_href(item.lesson)}">{name}</a>'
         else:
             classes.append("upcoming")
             title = f'<span class="generation-name">{name}</span> <span class="badge">{words["upcoming"]}</span>'
-        marker = f' <strong class="badge badge-here">{words["here"]}</strong>' if here else ""
+        badge = f' <strong class="badge badge-here">{html.escape(marker)}</strong>' if here else ""
         solved = _render(ctx, chart, item.solved, item.lines["solved"], line)
         stuck = _render(ctx, chart, item.stuck, item.lines["stuck"], line)
-        current = ' aria-current="step"' if here else ""
+        current = ' aria-current="step"' if here and step else ""
         items.append(
             f'<li class="{" ".join(classes)}"{current}>'
-            f'<span class="generation-number">{n}</span> {title}{marker}\n'
+            f'<span class="generation-number">{n}</span> {title}{badge}\n'
             f'<dl><dt>{words["solved"]}</dt><dd>{solved}</dd><dt>{words["stuck"]}</dt><dd>{stuck}</dd></dl></li>'
         )
     intro = _render(ctx, chart, chart.intro, chart.intro_line, line)
     return intro + '<ol class="evolution">\n' + "\n".join(items) + "\n</ol>\n"
 
 
-def _render(ctx: LessonContext, chart: EvolutionMap, text: str, source_line: int, line: int) -> str:
-    """The map's Markdown as HTML on this page. Its figures and links are the page's, at the directive's line; a
-    problem names the map's file and the line of the text it is in."""
+def _render(ctx: LessonContext, chart: EvolutionMap, text: str, source_line: int, line: int | None) -> str:
+    """The map's Markdown as HTML on this page. Its figures and links are the page's: on a lesson, at the directive's
+    `line`, a problem naming the map's file and the line of the text it is in; on a page without a directive (None),
+    at the map's own lines."""
     from builder.markdown import render_lesson_markdown
 
     problems: list[LessonError] = []
-    rendered = render_lesson_markdown(_markdown(), text, line, ctx, problems)
+    rendered = render_lesson_markdown(_markdown(), text, source_line if line is None else line, ctx, problems)
+    if problems and line is None:
+        raise LessonErrors(problems)
     if problems:
         raise LessonErrors([LessonError(line, f"in the evolution map, {chart.where(source_line)}: {p.message}")
                             for p in problems])

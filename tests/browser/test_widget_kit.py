@@ -50,8 +50,9 @@ def project_with_a_new_widget(tmp_path_factory) -> Path:
     (root / "sim" / "widgets" / "weight_reads.py").write_text(guide_example(), encoding="utf-8")
     lessons = root / "lessons"
     (lessons / "zh").mkdir(parents=True)
-    (lessons / "course.yml").write_text("- fresh\n", encoding="utf-8")
-    (lessons / "zh" / "catalog.yml").write_text("", encoding="utf-8")
+    (lessons / "course.yml").write_text("- chapter: only\n  lessons:\n    - fresh\n", encoding="utf-8")
+    (lessons / "zh" / "catalog.yml").write_text("chapters:\n  only: {title: 唯一的一章, summary: 只有一课。}\n",
+                                                encoding="utf-8")
     (lessons / "zh" / "fresh.md").write_text(LESSON, encoding="utf-8")
     return root
 

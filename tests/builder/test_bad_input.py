@@ -13,6 +13,10 @@ import build
 FRONT = "---\ntitle: 课\nsummary: 摘要\nminutes: 5\n---\n"
 BODY_LINE = 6  # first body line after FRONT
 PLAN = ("one", "two", "later")
+CHAPTERS = {"first": PLAN[:2], "then": PLAN[2:]}
+PLAN_TEXT = "".join(f"- chapter: {chapter}\n  lessons:\n" + "".join(f"    - {slug}\n" for slug in slugs)
+                    for chapter, slugs in CHAPTERS.items())
+CHAPTER_WORDS = "chapters:\n" + "".join(f"  {chapter}: {{title: {chapter}, summary: 这一章。}}\n" for chapter in CHAPTERS)
 TERMS = "peak: {output: peak, control: hardware}\n"
 TERM_WORDS = "terms:\n  peak: {name: 峰值, unit: FLOP/s, text: 每秒最多的运算。}\n"
 PROBLEM = re.compile(r"^(.*?):(\d+): (.*)$")
@@ -27,7 +31,7 @@ def write_lessons(root: Path, files: dict[str, str | bytes]) -> Path:
     folder gets a catalog with titles for the planned lessons not written in it, unless a test writes one."""
     lessons = root / "lessons"
     lessons.mkdir(parents=True)
-    (lessons / "course.yml").write_text("".join(f"- {slug}\n" for slug in PLAN), encoding="utf-8")
+    (lessons / "course.yml").write_text(PLAN_TEXT, encoding="utf-8")
     (lessons / "terms.yml").write_text(TERMS, encoding="utf-8")
     for name, content in files.items():
         path = lessons / (name if "/" in name else f"zh/{name}")
@@ -38,7 +42,7 @@ def write_lessons(root: Path, files: dict[str, str | bytes]) -> Path:
         if not catalog.exists():
             upcoming = [s for s in PLAN if not (folder / f"{s}.md").exists()]
             catalog.write_text(("upcoming:\n" + "".join(f"  {s}: {s}\n" for s in upcoming) if upcoming else "")
-                               + TERM_WORDS, encoding="utf-8")
+                               + TERM_WORDS + CHAPTER_WORDS, encoding="utf-8")
     return lessons
 
 
@@ -369,7 +373,8 @@ def test_every_language_of_a_lesson_makes_the_same_claims(problems):
 # --- the course plan, the catalogs and the glossary ------------------------------------------------------
 
 def test_planned_lesson_without_a_title_in_a_language(tmp_path, previous_site, capsys):
-    lessons = write_lessons(tmp_path, {"one.md": lesson("x\n"), "zh/catalog.yml": "upcoming:\n  two: 二\n" + TERM_WORDS})
+    lessons = write_lessons(tmp_path, {"one.md": lesson("x\n"), "zh/catalog.yml": "upcoming:\n  two: 二\n" + TERM_WORDS
+                                                               + CHAPTER_WORDS})
     found = failing_build(tmp_path, previous_site, capsys)
     assert_one(found, "catalog.yml", 1, "planned lesson 'later' has no zh title")
     assert lessons.is_dir()
@@ -377,20 +382,22 @@ def test_planned_lesson_without_a_title_in_a_language(tmp_path, previous_site, c
 
 def test_a_title_in_two_homes(problems):
     found = problems({"one.md": lesson("x\n"), "zh/catalog.yml": "upcoming:\n  one: 一\n  two: 二\n  later: 后\n"
-                                                                 + TERM_WORDS})
+                                                                 + TERM_WORDS + CHAPTER_WORDS})
     assert_one(found, "catalog.yml", 2, "'one' is written in zh (one.md), whose front matter holds its title")
 
 
 def test_plan_lists_a_slug_twice(tmp_path, previous_site, capsys):
     write_lessons(tmp_path, {"one.md": lesson("x\n")})
-    (tmp_path / "lessons" / "course.yml").write_text("- one\n- two\n- one\n- later\n", encoding="utf-8")
-    assert_one(failing_build(tmp_path, previous_site, capsys), "course.yml", 3, "'one' is listed twice (line 1)")
+    (tmp_path / "lessons" / "course.yml").write_text(PLAN_TEXT.replace("- two\n", "- two\n    - one\n"),
+                                                     encoding="utf-8")
+    assert_one(failing_build(tmp_path, previous_site, capsys), "course.yml", 5, "'one' is listed twice (line 3)")
 
 
 def test_term_without_words_in_a_language(problems):
     # Required there because a page in that language uses it (a term no English page uses needs no English words).
     found = problems({"one.md": lesson("x\n"), "en/one.md": lesson("::: formula\nt = \\term{peak}{\\pi}\n:::\n"),
-                      "en/catalog.yml": "upcoming:\n  two: Two\n  later: Later\nterms:\n  peak: {name: peak, unit: FLOP/s}\n"})
+                      "en/catalog.yml": "upcoming:\n  two: Two\n  later: Later\nterms:\n  peak: {name: peak, unit: FLOP/s}\n"
+                                        + CHAPTER_WORDS})
     assert_one(found, "catalog.yml", 5, "term 'peak' needs text in en")
 
 

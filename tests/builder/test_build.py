@@ -175,7 +175,8 @@ def test_bad_lesson_fails_with_file_line_and_keeps_the_old_site(tmp_path, demo_s
 def test_cli_reports_problems_with_exit_status_2(tmp_path):
     lessons = tmp_path / "lessons" / "zh"
     lessons.mkdir(parents=True)
-    (lessons.parent / "course.yml").write_text("- x\n", encoding="utf-8")
+    (lessons.parent / "course.yml").write_text("- chapter: only\n  lessons:\n    - x\n", encoding="utf-8")
+    (lessons / "catalog.yml").write_text("chapters:\n  only: {title: 唯一, summary: 只有一课。}\n", encoding="utf-8")
     (lessons / "x.md").write_text("---\ntitle: x\nsummary: s\nminutes: 1\n---\n\n::: widget nope\n:::\n", encoding="utf-8")
     for command in ("check", "build"):
         result = subprocess.run(

@@ -56,7 +56,7 @@ def test_a_new_lesson_is_written_planned_and_titled_in_every_language_and_builds
         "en: replace it",
         "next: make serve, then open http://127.0.0.1:8000/third/ (lessons/README.md says what a lesson can hold)",
     ]
-    assert (lessons / "course.yml").read_text().splitlines()[-2:] == ["- later", "- third"]
+    assert (lessons / "course.yml").read_text().splitlines()[-3:] == ["    - second", "    - later", "    - third"]
     assert "  third: Third\n" in (lessons / "en" / "catalog.yml").read_text()
     site = built(lessons)
     page = (site / "third" / "index.html").read_text(encoding="utf-8")
@@ -85,7 +85,7 @@ def test_a_planned_lesson_keeps_its_place_and_its_catalog_title_moves_into_the_f
         "moved its zh title from lessons/zh/catalog.yml (upcoming) into its front matter",
     ]
     assert (lessons / "course.yml").read_text() == plan
-    assert (lessons / "zh" / "catalog.yml").read_text() == "upcoming: {}\n"
+    assert (lessons / "zh" / "catalog.yml").read_text().endswith("summary: 第二章接着讲。\nupcoming: {}\n")
     assert "  later: A later lesson\n" in (lessons / "en" / "catalog.yml").read_text()  # until written in English
     assert page_title((built(lessons) / "later" / "index.html").read_text(encoding="utf-8")) == "以后的课"
 
@@ -109,13 +109,18 @@ def test_a_lesson_that_cannot_be_written_is_refused_in_one_line_with_nothing_wri
 
 
 def test_a_plan_or_catalog_it_cannot_add_to_is_refused_before_the_lesson_is_written(lessons, capsys):
-    (lessons / "course.yml").write_text("- demo\n- demo\n")
+    plan = (lessons / "course.yml").read_text()
+    (lessons / "course.yml").write_text(plan + "    - demo\n")
     assert run(capsys, "new", "lesson", "third", "--lessons", str(lessons))[2] == (
-        "new lesson: lessons/course.yml has a problem to fix first: line 2: 'demo' is listed twice (line 1)\n")
-    (lessons / "course.yml").write_text("[demo, second, later]\n")
+        "new lesson: lessons/course.yml has a problem to fix first: line 8: 'demo' is listed twice (line 3)\n")
+    (lessons / "course.yml").write_text(plan.replace("    - second\n    - later\n", "    [second, later]\n"))
     assert run(capsys, "new", "lesson", "third", "--lessons", str(lessons))[2] == (
-        "new lesson: cannot add 'third' to course.yml as its last line: add '- third' there yourself\n")
-    (lessons / "course.yml").write_text("- demo\n- second\n- later\n")
+        "new lesson: cannot add 'third' to course.yml as the last lesson of its last chapter: add '- third' there "
+        "yourself\n")
+    (lessons / "course.yml").write_text(plan)
+    assert run(capsys, "new", "lesson", "onwards", "--lessons", str(lessons))[2] == (
+        "new lesson: 'onwards' is a chapter's slug in lessons/course.yml, and its page's address: choose another "
+        "slug\n")
     (lessons / "en" / "catalog.yml").write_text("upcoming: {second: The second lesson,\n  later: A later lesson}\n")
     assert run(capsys, "new", "lesson", "third", "--lessons", str(lessons))[2] == (
         "new lesson: cannot edit the upcoming titles of lessons/en/catalog.yml: add 'third: Third' there yourself\n")

@@ -43,7 +43,7 @@ def test_the_build_writes_an_index_per_language(demo_site):
 
 def test_only_lesson_text_is_indexed(demo_site):
     pages = fragments(demo_site)
-    assert sorted(page["url"] for page in pages) == ["/demo/", "/en/demo/", "/second/"], "home pages are not indexed"
+    assert sorted(page["url"] for page in pages) == ["/demo/", "/en/demo/", "/second/"], "home and chapter pages are not indexed"
     words = build.load_sources(build.Paths(lessons=HERE / "lessons"))[0].ui
     for page in pages:
         lang = "en" if page["url"].startswith("/en/") else "zh"

@@ -213,34 +213,56 @@ export class LessonProgress {
   }
 }
 
-// The home page: each lesson's questions right out of its questions, the questions answered wrong, and the button
-// that forgets everything. Shown only where storage works and holds something; redrawn when another tab writes.
+// The home page and a chapter's page: each lesson's questions right out of its questions, each chapter's questions
+// right and sections read (its [data-chapter-progress] lists their keys, SLUG#ID each), and on the home page the
+// questions answered wrong and the button that forgets everything. Shown only where storage works and holds
+// something; redrawn when another tab writes.
 export function showHomeProgress() {
   const panel = document.querySelector("[data-progress-panel]");
-  if (!panel || !available()) return;
+  const chapters = [...document.querySelectorAll("[data-chapter-progress]")];
+  if ((!panel && chapters.length === 0) || !available()) return;
+  const keys = (element, name) => (element.dataset[name] ?? "").split(" ").filter(Boolean);
   const draw = () => {
     const data = load();
     if (data === null) return;
     const answers = data.questions;
-    const entries = [...panel.querySelectorAll("[data-question]")];
+    const answered = (key) => isObject(answers[key]);
+    const right = (key) => answered(key) && answers[key].correct === true;
+    const entries = panel ? [...panel.querySelectorAll("[data-question]")] : [];
     for (const entry of entries) {
       const answer = answers[entry.dataset.question];
       entry.hidden = !(isObject(answer) && answer.correct === false);
     }
-    const answered = entries.filter((entry) => isObject(answers[entry.dataset.question]));
+    // Every question the page knows of: the revisit list's (home page) and the chapters' (either page).
+    const known = [...new Set([...entries.map((entry) => entry.dataset.question),
+      ...chapters.flatMap((chapter) => keys(chapter, "questions"))])];
     for (const line of document.querySelectorAll("[data-progress]")) {
-      const mine = answered.filter((entry) => entry.dataset.question.startsWith(`${line.dataset.progress}#`));
+      const mine = known.filter((key) => key.startsWith(`${line.dataset.progress}#`) && answered(key));
       const total = Number(line.dataset.questions);
       line.hidden = mine.length === 0 || !(total > 0);
-      const right = mine.filter((entry) => answers[entry.dataset.question].correct === true).length;
-      line.textContent = line.hidden ? "" : fill(TEXT.progress.right, { right, total });
+      line.textContent = line.hidden ? "" : fill(TEXT.progress.right, { right: mine.filter(right).length, total });
     }
+    for (const chapter of chapters) {
+      const questions = keys(chapter, "questions");
+      const sections = keys(chapter, "sections");
+      const read = sections.filter((key) => {
+        const [slug, id] = key.split("#");
+        return Array.isArray(data.read[slug]) && data.read[slug].includes(id);
+      }).length;
+      chapter.hidden = read === 0 && !questions.some(answered);
+      const words = questions.length > 0 ? TEXT.progress.chapter : TEXT.progress.chapter_read;
+      chapter.textContent = chapter.hidden ? "" : fill(words, {
+        right: questions.filter(right).length, questions: questions.length, read, sections: sections.length,
+      });
+    }
+    if (!panel) return;
     const anything = Object.keys(answers).length > 0 || Object.keys(data.read).length > 0;
     panel.hidden = !anything;
     panel.querySelector("[data-revisit-none]").hidden = entries.some((entry) => !entry.hidden);
   };
   draw();
   window.addEventListener("storage", (event) => { if (event.key === KEY || event.key === null) draw(); });
+  if (!panel) return;
   const forgotten = document.querySelector("[data-progress-forgotten]");
   panel.querySelector("[data-forget-progress]").addEventListener("click", () => {
     try {
