@@ -3,9 +3,9 @@
 The manifest lists every file under static/, vendor/ and py/, the search index's files under pagefind/ (those
 search.js uses: Pagefind's own UI bundles are left out), and each language's offline page (by its address, the
 folder), with a hash of its content, and a version made of them all: a build that changes any of them is a new
-sw.js, which browsers install at once, keeping the files whose hash did not change. Lessons and home pages are not
-listed: they are kept as they are visited. `offline` maps each language's folder ("", "en/") to its offline page,
-longest folder first: what the worker shows for a page it cannot fetch and has not kept.
+sw.js, which browsers install at once, keeping the files whose hash did not change. Lessons, home pages and chapter
+pages are not listed: they are kept as they are visited. `offline` maps each language's folder ("", "en/") to its
+offline page, longest folder first: what the worker shows for a page it cannot fetch and has not kept.
 
 `files` are fetched when the worker installs, on a student's first visit. `later` are the files a page asks for
 only when they are used (ON_USE: the search index, and plotly.js when a figure nears the screen): a first visit

@@ -41,8 +41,11 @@ def render(state) -> dict:
 '''
 FRONT = "---\ntitle: {title}\nsummary: {title}.\nminutes: 5\n---\n"
 TERMS = "peak: {output: peak, control: hardware}\nspeed: {}\n"
-ZH_CATALOG = "upcoming:\n  two: 第二课\nterms:\n  peak: {name: 峰值, unit: FLOP/s, text: 每秒最多的运算。}\n"
-EN_CATALOG = ("terms:\n  peak: {name: Peak, unit: FLOP/s, text: The most operations a second.}\n"
+PLAN = "- chapter: first\n  lessons:\n    - one\n    - two\n"
+ZH_CATALOG = ("chapters:\n  first: {title: 第一章, summary: 这一章。}\nupcoming:\n  two: 第二课\n"
+              "terms:\n  peak: {name: 峰值, unit: FLOP/s, text: 每秒最多的运算。}\n")
+EN_CATALOG = ("chapters:\n  first: {title: First, summary: This chapter.}\n"
+              "terms:\n  peak: {name: Peak, unit: FLOP/s, text: The most operations a second.}\n"
               "  speed: {name: Speed, unit: tok/s, text: Tokens a second.}\n")
 # The English-only lesson: the widget, and a formula with a term whose words exist only in English.
 EN_TWO = FRONT.format(title="Two") + ("\n::: widget onelang-demo id=d\nn: 3\n:::\n\n"
@@ -70,7 +73,7 @@ def english_widget(tmp_path, monkeypatch):
 
 def write_lessons(root: Path, files: dict[str, str]) -> Path:
     lessons = root / "lessons"
-    for name, text in {"course.yml": "- one\n- two\n", "terms.yml": TERMS, "zh/catalog.yml": ZH_CATALOG,
+    for name, text in {"course.yml": PLAN, "terms.yml": TERMS, "zh/catalog.yml": ZH_CATALOG,
                        "en/catalog.yml": EN_CATALOG, "zh/one.md": FRONT.format(title="一") + "\n好的课。\n",
                        "en/one.md": FRONT.format(title="One") + "\nA good lesson.\n", **files}.items():
         (lessons / name).parent.mkdir(parents=True, exist_ok=True)
@@ -126,7 +129,7 @@ def test_a_term_on_a_chinese_page_needs_its_chinese_words(tmp_path):
     with pytest.raises(BuildFailed) as failed:
         build.build(build.Paths(lessons=lessons, out=tmp_path / "_site", frozen="read"))
     assert [(p.path.name, p.line, p.message) for p in failed.value.problems] == [
-        ("catalog.yml", 1, "term 'speed' needs name, unit, text in zh")]
+        ("catalog.yml", 3, "term 'speed' needs name, unit, text in zh")]
 
 
 # --- sim/ modules' words, checked against a usage ---------------------------------------------------------------
