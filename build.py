@@ -462,7 +462,8 @@ def build_site(paths: Paths, store: Frozen | None = None, notes: list[str] | Non
     sources, problems, blocking = load_sources(paths)
     css_path, css_bytes = bundle_stylesheets(paths.static)
     scripts, script_paths = script_files(paths.static)
-    templates = make_templates(paths.templates, stylesheet=css_path, scripts=scripts, dev=paths.dev,
+    templates = make_templates(paths.templates, paths.cache and paths.cache.parent / "templates",
+                               stylesheet=css_path, scripts=scripts, dev=paths.dev,
                                page_modules=module_graph(paths.static / "js", "page.js"))
     kept = lesson_cache(paths, sources)
     missing = list(sources.missing)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+from builder import yamltext
 from builder.problems import Problem
 from builder.usage import QUESTION, WIDGET, WORDS, Missing, Usage
 from sim.languages import DEFAULT, LANGUAGES
@@ -60,7 +61,7 @@ def load_catalog(path: Path, lang: str, required: bool = True) -> tuple[Catalog,
         return empty, [Problem(path, 1, f"the {lang} catalog is missing: copy {path.with_stem(DEFAULT).name} "
                                         "and translate every text")] if required else []
     try:
-        root = yaml.compose(path.read_text(encoding="utf-8-sig"))
+        root = yamltext.compose(path.read_text(encoding="utf-8-sig"))
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         mark = getattr(e, "problem_mark", None)
         return empty, [Problem(path, 1 + (mark.line if mark else 0), f"not valid YAML: {getattr(e, 'problem', e)}")]

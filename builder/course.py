@@ -21,7 +21,7 @@ from pathlib import Path
 
 import yaml
 
-from builder import urls
+from builder import urls, yamltext
 from builder.catalogs import Catalog
 from builder.evolution import EvolutionMap, load_maps
 from builder.lessons import SLUG, SourceLesson
@@ -118,7 +118,7 @@ def load_plan(path: Path) -> tuple[Plan, list[Problem]]:
         return empty, [Problem(path, 1, "the course plan is missing: list the chapters here, each with its lessons' "
                                         "slugs in order")]
     try:
-        root = yaml.compose(path.read_text(encoding="utf-8-sig"))
+        root = yamltext.compose(path.read_text(encoding="utf-8-sig"))
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         mark = getattr(e, "problem_mark", None)
         return empty, [Problem(path, 1 + (mark.line if mark else 0), f"not valid YAML: {getattr(e, 'problem', e)}")]

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import yaml
 
+from builder import yamltext
 from builder.problems import Problem
 from sim.languages import DEFAULT
 
@@ -80,7 +81,7 @@ def load_maps(lessons_dir: Path, langs,
 def load_map(path: Path, shown: str, plan: tuple[str, ...]) -> tuple[EvolutionMap | None, list[Problem]]:
     try:
         text = path.read_text(encoding="utf-8-sig")
-        root, data = yaml.compose(text), yaml.safe_load(text)
+        root, data = yamltext.compose(text), yamltext.safe_load(text)
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         mark = getattr(e, "problem_mark", None)
         return None, [Problem(path, 1 + (mark.line if mark else 0), f"not valid YAML: {getattr(e, 'problem', e)}")]

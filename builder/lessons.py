@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 
+from builder import yamltext
 from builder.problems import LessonError, Problem, did_you_mean
 from sim.languages import DEFAULT, LANGUAGES
 
@@ -82,8 +83,8 @@ def load_lesson(path: Path, lang: str) -> SourceLesson:
 
 def _parse_front_matter(text: str) -> dict:
     try:
-        root = yaml.compose(text)
-        meta = yaml.safe_load(text)
+        root = yamltext.compose(text)
+        meta = yamltext.safe_load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = 2 + mark.line if mark is not None else 2

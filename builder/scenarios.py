@@ -13,6 +13,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
+from builder import yamltext
 from builder.context import LessonContext
 from builder.widgets import setting_message
 from sim import widgets
@@ -32,7 +33,7 @@ def parse(href: str) -> tuple[dict[str, dict[str, str]], str]:
 def value_of(text: str):
     """A URL value read as a widget setting in YAML is read: '512' is 512, '0.9' is 0.9, 'h100-sxm' stays text."""
     try:
-        return yaml.safe_load(text)
+        return yamltext.safe_load(text)
     except yaml.YAMLError:
         return text
 

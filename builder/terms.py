@@ -15,6 +15,7 @@ from pathlib import Path
 
 import yaml
 
+from builder import yamltext
 from builder.catalogs import Catalog
 from builder.problems import Problem
 from builder.usage import TERM, Missing, Usage
@@ -73,8 +74,8 @@ def _load_links(path: Path) -> tuple[dict[str, dict[str, str]], list[Problem]]:
     if not path.is_file():
         return {}, []
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8-sig")) or {}
-        root = yaml.compose(path.read_text(encoding="utf-8-sig"))
+        data = yamltext.safe_load(path.read_text(encoding="utf-8-sig")) or {}
+        root = yamltext.compose(path.read_text(encoding="utf-8-sig"))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         return {}, [Problem(path, 1 + (mark.line if mark else 0), f"not valid YAML: {getattr(e, 'problem', e)}")]

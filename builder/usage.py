@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from builder import yamltext
 from builder.cache import Cache
 from builder.lessons import SourceLesson
 from sim.languages import LANGUAGES
@@ -128,7 +129,7 @@ def _setting(body: str, name: str) -> str | None:
     if f"{name}:" not in body:
         return None
     try:
-        settings = yaml.safe_load(body) if body.strip() else None
+        settings = yamltext.safe_load(body) if body.strip() else None
     except yaml.YAMLError:
         return None
     value = settings.get(name) if isinstance(settings, dict) else None

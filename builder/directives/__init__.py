@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import yaml
 
+from builder import yamltext
 from builder.context import LessonContext
 from builder.problems import LessonError, did_you_mean
 
@@ -45,7 +46,7 @@ def key_line(body: str, key: str, first_line: int) -> int:
 def load_yaml_body(body: str, first_line: int, what: str):
     """A directive's YAML body, or LessonError at the line YAML complains about."""
     try:
-        return yaml.safe_load(body) if body.strip() else None
+        return yamltext.safe_load(body) if body.strip() else None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         problem = getattr(e, "problem", None) or "cannot parse"
