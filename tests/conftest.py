@@ -1,7 +1,16 @@
 """Options for the whole suite: `--lesson SLUG` keeps only the browser tests of one lesson (those marked
 `@pytest.mark.lesson(SLUG)`: its own modules, the modules of its widgets, and its rows of test_lessons.py).
 At the end of a run, the ready times tests/engines noted, per engine (here, as pytest-xdist's controller loads only
-this conftest)."""
+this conftest).
+
+How the suite is spread over pytest-xdist's workers (`make test`: `-n auto --dist loadgroup`, two workers on this
+machine's two cores, both CPU-bound): the tests are handed out one at a time, in collection order, each to the
+worker that has finished its last, except that every test in tests/engines is one unit of work on one worker, so
+that Firefox and WebKit (and the Python each boots, 15 and 45 s of a core) start once in the run, not once a worker
+(pytest-xdist's own groups are not applied under pytest 9.2, which no longer reads the node id they rewrite). The
+collection order puts the longest work first, so that the run does not end with one worker on a long test and the
+other idle: tests/engines, then the browser tests with a browser context of their own (each boots Python cold),
+then the other browser tests, the builder's and the simulator's."""
 
 from __future__ import annotations
 
@@ -10,6 +19,7 @@ import statistics
 from pathlib import Path
 
 import pytest
+from xdist.scheduler import LoadGroupScheduling
 
 import build
 
@@ -19,7 +29,31 @@ def pytest_addoption(parser):
                      help="run only the browser tests of this lesson (may be given more than once)")
 
 
+def weight_class(item) -> int:
+    """Where a test goes in the collection order: the longest work first (the module docstring says why)."""
+    path = Path(item.fspath).as_posix()
+    if "/tests/engines/" in path:
+        return 0
+    if "/tests/browser/" in path:
+        return 1 if item.get_closest_marker("own_context") else 2
+    return 3 if "/tests/builder/" in path else 4
+
+
+class SuiteScheduling(LoadGroupScheduling):
+    """loadgroup's scheduler, with every test of tests/engines in one unit of work."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return "engines" if nodeid.startswith("tests/engines/") else super()._split_scope(nodeid)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, absent under -p no:xdist
+def pytest_xdist_make_scheduler(config, log):
+    return SuiteScheduling(config, log) if config.getvalue("dist") == "loadgroup" else None
+
+
+@pytest.hookimpl(trylast=True)  # after tests/browser/conftest.py has marked its tests
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=weight_class)  # stable: each module's tests keep their order
     slugs = config.getoption("lesson")
     if not slugs:
         return

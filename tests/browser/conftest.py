@@ -31,6 +31,7 @@ import yaml
 from playwright.sync_api import expect
 
 import build
+from builder import urls
 from builder.chromium import ARGS, executable
 from builder.serve import Server
 from builder.templates import js_number
@@ -38,6 +39,10 @@ from sim import widgets
 from sim.questions import QUESTIONS
 
 READY_TIMEOUT_MS = 60_000
+# The course plan (lessons/course.yml): what the checks every page gets (test_lessons.py) and the families that
+# read every lesson are parametrised over.
+COURSE = build.load_sources(build.Paths())[0].course
+LESSONS = [lesson for lang in COURSE.languages() for lesson in COURSE.lessons(lang)]
 # A test takes a browser context of its own through pytest-playwright's fixtures (own_page and dedicated_worker
 # build on them), or makes one from the browser it asks for.
 OWN_CONTEXT_FIXTURES = {"page", "context", "new_context"}
@@ -247,6 +252,16 @@ def own_page(page, server, watch):
     guard(page.context, server.origin, lambda: watch)
     yield watch.page(page)
     watch.assert_clean()
+
+
+def of_lessons(lessons) -> list:
+    """Parameters, one per lesson, each marked as a test of its lesson (pytest tests/browser --lesson SLUG)."""
+    return [pytest.param(lesson, id=f"{lesson.lang}/{lesson.slug}", marks=pytest.mark.lesson(lesson.slug))
+            for lesson in lessons]
+
+
+def lesson_url(server, lesson) -> str:
+    return server.url(urls.page(lesson.lang, lesson.slug))
 
 
 def open_ready(page, url: str, widget: str = "roofline"):

@@ -1,7 +1,9 @@
 """Every diagram's fills that carry meaning stand out from what they touch by 3:1 (WCAG 1.4.11), in both themes.
 
-axe-core checks text, not SVG fills, so this test reads them. For every written lesson in each language, in the light
-and the dark theme, for every diagram (`[data-svg] svg`), it reads from the page, with getComputedStyle and the
+axe-core checks text, not SVG fills, so these checks read them. Every written lesson in each language has them, in the
+light and the dark theme, at desktop and phone width (each width draws its own layout), in test_lessons.py's visits
+of the page; here are the rule and the diagrams the lessons' settings do not draw. For every diagram
+(`[data-svg] svg`) the page shows, they read from the page, with getComputedStyle and the
 geometry of each shape in the diagram's own coordinates (one evaluate per diagram):
 
 - **Shapes**: `rect`, `circle`, `ellipse`, `polygon` and `path` elements that are rendered (not under `defs`,
@@ -30,8 +32,7 @@ import re
 import pytest
 
 from builder import urls
-from tests.browser.conftest import open_all_ready
-from tests.browser.test_lessons import LESSONS, of_lessons
+from tests.browser.conftest import LESSONS, open_all_ready
 
 MINIMUM = 3.0
 TOUCH = 1.0  # units of the diagram's viewBox: closer than this, two shapes touch
@@ -173,6 +174,19 @@ def touching_pairs(shapes: list[dict]) -> set[tuple[int, int]]:
     return pairs
 
 
+def faint_in_diagrams(page) -> dict[str, list[str]]:
+    """Every faint boundary of every diagram the page shows now, in its present theme: {"WIDGET DIAGRAM #K": [...]}."""
+    found = {}
+    diagrams = page.locator("[data-svg] svg:visible").all()  # the drawing this width shows
+    assert diagrams or "data-svg" not in page.content()
+    for k, diagram in enumerate(diagrams):
+        where = diagram.evaluate("svg => svg.closest('[data-widget]').id + ' ' + svg.closest('[data-svg]').dataset.svg")
+        faint = faint_boundaries(diagram.evaluate(SHAPES))
+        if faint:
+            found[f"{where} #{k}"] = faint
+    return found
+
+
 def faint_on_page(page, url: str) -> dict[str, list[str]]:
     """Every faint boundary of every diagram at `url`, in each theme: {"THEME WIDGET DIAGRAM #K": [...]}."""
     found = {}
@@ -180,26 +194,12 @@ def faint_on_page(page, url: str) -> dict[str, list[str]]:
         page.emulate_media(color_scheme=theme)
         open_all_ready(page, url)
         assert page.evaluate("document.documentElement.dataset.theme") == theme
-        diagrams = page.locator("[data-svg] svg:visible").all()  # the drawing this width shows
-        assert diagrams or "data-svg" not in page.content()
-        for k, diagram in enumerate(diagrams):
-            where = diagram.evaluate("svg => svg.closest('[data-widget]').id + ' ' + svg.closest('[data-svg]').dataset.svg")
-            faint = faint_boundaries(diagram.evaluate(SHAPES))
-            if faint:
-                found[f"{theme} {where} #{k}"] = faint
+        found |= {f"{theme} {where}": faint for where, faint in faint_in_diagrams(page).items()}
     return found
 
 
 def report(found: dict[str, list[str]]) -> str:
     return "\n".join(f"{where}:\n  " + "\n  ".join(lines) for where, lines in found.items())
-
-
-@pytest.mark.parametrize("width", [1280, 375], ids=["desktop", "phone"])  # each width draws its own layout
-@pytest.mark.parametrize("lesson", of_lessons(LESSONS))
-def test_every_diagram_fill_stands_out_3_to_1_from_what_it_touches_in_both_themes(site_page, server, lesson, width):
-    site_page.set_viewport_size({"width": width, "height": 800})
-    found = faint_on_page(site_page, server.url(urls.page(lesson.lang, lesson.slug)))
-    assert not found, report(found)
 
 
 # Diagrams the lessons' settings do not draw, each with the element that shows it is drawn: the KV pool paged, with

@@ -1,5 +1,6 @@
-"""On a 375 px phone, tables and display formulas fit their frame with legible text, and the batch-throughput
-plot's band names stay inside the plot, clear of its axis and its curves.
+"""On a 375 px phone, tables and display formulas fit their frame with legible text (FRAMES, checked on every page
+in test_lessons.py's phone visit), and the batch-throughput plot's band names stay inside the plot, clear of its
+axis and its curves.
 
 Tables of four columns or more stack their rows into cards (sim/kit/table.py, the container query in site.css);
 a display formula broken with \\ wraps its lines (builder/mathml.py). Plotly does not know how wide a phone draws a
@@ -12,7 +13,6 @@ import pytest
 
 from builder import urls
 from tests.browser.conftest import open_all_ready, show_figures
-from tests.browser.test_lessons import LESSONS, of_lessons
 
 PHONE = {"width": 375, "height": 800}
 SMALLEST_PX = 10.95  # 11 px, as drawn (a MathML script is drawn at 71% of its base, 11.36 px at the smallest)
@@ -34,18 +34,6 @@ FRAMES = """() => [...document.querySelectorAll('.scroll-x')]
     }
     return {label: f.dataset.label, overflow: f.scrollWidth - f.clientWidth, smallest, where};
   })"""
-
-
-@pytest.mark.parametrize("lesson", of_lessons(LESSONS))
-def test_tables_and_formulas_fit_a_phone_with_legible_text(site_page, server, lesson):
-    site_page.set_viewport_size(PHONE)
-    open_all_ready(site_page, server.url(urls.page(lesson.lang, lesson.slug)))
-    frames = site_page.evaluate(FRAMES)
-    assert frames, "no table or formula on the page"
-    wide = [(f["label"], f["overflow"]) for f in frames if f["overflow"] > 1]
-    assert wide == [], "frames whose table or formula is wider than a phone (label, px too wide)"
-    small = [(f["label"], f["where"], f["smallest"]) for f in frames if f["smallest"] < SMALLEST_PX]
-    assert small == [], "text drawn below 11 px"
 
 
 # The plot's band names (g.annotation) as drawn, beside the plot's own box, its y axis (title and tick labels), and

@@ -81,11 +81,25 @@ def start(name: str):
 
 
 @pytest.fixture(scope="session")
-def tab(request):
-    """The engine named by the test's parameter, started once for the session and kept from test to test."""
-    started = start(request.param)
+def firefox_tab():
+    started = start("firefox")
     yield started
     started.close()
+
+
+@pytest.fixture(scope="session")
+def webkit_tab():
+    started = start("webkit")
+    yield started
+    started.close()
+
+
+@pytest.fixture
+def tab(request):
+    """The engine named by the test's parameter, started once for the session and kept from test to test. (Each
+    engine is a session fixture of its own: a session fixture parametrised by the test would be set up again
+    wherever its parameter's index changes, as it does from lesson to lesson in test_engines.py's reading().)"""
+    return request.getfixturevalue(f"{request.param}_tab")
 
 
 @pytest.fixture
