@@ -29,7 +29,7 @@ from builder import urls
 from builder.templates import js_number
 from sim import widgets
 from sim.kit import Number, Range, Select
-from sim.languages import DEFAULT
+from sim.page.languages import DEFAULT
 from sim.widgets import predict
 from tests.browser.conftest import choose, cpython_view, island, open_all_ready, show_figures
 

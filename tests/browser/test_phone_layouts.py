@@ -1,6 +1,6 @@
 """On a 375 px phone, every diagram a widget draws ([data-svg] in its sideways-scrolling frame) shows whole: the frame
 does not scroll, and every text in it is drawn at 11 px or more, inside its drawing. A diagram wider than a phone
-gets there by a narrow drawing of its own (sim/svg.py responsive(), picked by the frame's container query).
+gets there by a narrow drawing of its own (sim/page/svg.py responsive(), picked by the frame's container query).
 
 Parametrised over the course plan, as test_lessons.py is: one test per written lesson, language, widget and
 diagram, so a failure names the page and the frame. Each page is measured once (at its first frame's test) and

@@ -72,7 +72,7 @@ def test_a_figure_is_kept_for_the_code_it_depends_on_and_only_that(tmp_path):
     edit.write_text(edit.read_text() + "\n")
     assert changed() == {"goodput", "slo-serving", "widgets"}
     before = Code(sim, (expressions, seeds_py))
-    (sim / "presets" / "extra.yml").write_text("a: 1\n")  # data counts as much as code, for every figure
+    (sim / "physics" / "presets" / "extra.yml").write_text("a: 1\n")  # data counts as much as code, for every figure
     assert changed() == set(figures)
     before = Code(sim, (expressions, seeds_py))
     expressions.write_text(expressions.read_text() + "\n")  # the names every expression sees
