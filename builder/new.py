@@ -272,9 +272,9 @@ and what its page shows, and computes its outputs from them.
 
 from __future__ import annotations
 
-from sim.physics import presets, roofline
-from sim.page.display import fmt_ms, fmt_sig
 from sim.kit import Controls, Range, Readouts, Widget, output, view
+from sim.page.display import fmt_ms, fmt_sig
+from sim.physics import presets, roofline
 
 TEXT = {{
 {text}
