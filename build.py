@@ -48,7 +48,7 @@ from builder.templates import js_number, json_island, make_templates  # noqa: F4
 from builder.terms import Term, load_terms
 from builder.usage import Missing, Usage, untranslated_note
 from builder.widgets import check_widgets, is_question
-from sim.languages import DEFAULT, LANGUAGES
+from sim.page.languages import DEFAULT, LANGUAGES
 
 ROOT = Path(__file__).resolve().parent
 

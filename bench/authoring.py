@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 from builder.chromium import ARGS, executable  # noqa: E402
 
 PAGE = ("en", "sampling")  # the lesson open in the browser, and the one whose text a save changes
-SIM_MODULE = "sim/sampling.py"  # a module that page's figures and widgets import
+SIM_MODULE = "sim/techniques/sampling.py"  # a module that page's figures and widgets import
 READY = "() => [...document.querySelectorAll('[data-widget]')].every(w => w.dataset.state === 'ready')"
 LEFT_OUT = {".git", "_site", "node_modules", ".venv", "__pycache__", ".pytest_cache", "bench"}
 

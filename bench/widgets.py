@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from builder.chromium import ARGS, executable  # noqa: E402
 from builder.serve import Server  # noqa: E402
-from sim.scheduler import percentile  # noqa: E402 (interpolated between order statistics)
+from sim.serving.scheduler import percentile  # noqa: E402 (interpolated between order statistics)
 
 SLIDER_FRACTIONS = (0.1, 0.3, 0.5, 0.7, 0.9)
 MOVE_LIMIT_MS = 60_000

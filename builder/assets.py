@@ -21,7 +21,8 @@ VENDOR = (
     ("plotly.js-basic-dist-min", ("plotly-basic.min.js",), "plotly"),
 )
 SIM_SUFFIXES = {".py", ".json", ".jsonl", ".csv"}
-SIM_LEFT_OUT = ("data/profiles",)  # read in CPython only (sim/measured.py PROFILES): not sent to the browser
+# Read in CPython only (sim/physics/measured.py PROFILES): not sent to the browser.
+SIM_LEFT_OUT = ("physics/data/profiles",)
 ZIP_EPOCH = (2020, 1, 1, 0, 0, 0)  # fixed timestamps: the same sources always give the same zip and name
 
 

@@ -7,7 +7,7 @@ i18n/<locale>/code.json):
 - The TEXT of a sim/ module (a widget's labels, readouts and notes): a dict literal with one block per
   language, read here from the module's source so that a problem points at its line.
 
-In both, every language has the keys of the default language (sim/languages.py), with the same
+In both, every language has the keys of the default language (sim/page/languages.py), with the same
 {placeholders}. A problem names the file and line of what is missing or wrong.
 """
 
@@ -25,7 +25,7 @@ import yaml
 from builder import yamltext
 from builder.problems import Problem
 from builder.usage import QUESTION, WIDGET, WORDS, Missing, Usage
-from sim.languages import DEFAULT, LANGUAGES
+from sim.page.languages import DEFAULT, LANGUAGES
 
 
 @dataclass(frozen=True)
@@ -156,12 +156,13 @@ def _nearest_line(catalog: Catalog, key: str) -> int:
 # --- TEXT blocks in sim/ modules ------------------------------------------------------------------------
 #
 # Whose words a TEXT holds decides which languages need them: a widget module's, the languages whose pages use
-# the widget; sim/questions.py's, per question, the languages whose pages ask it; any other module's (the kit's
-# shared words, a running example), the languages whose pages use any widget. Without a Usage (a caller that
-# checks the modules alone), every language needs every word, as if every page used everything.
+# the widget; a lesson's questions' (sim/questions/<lesson>.py), per question, the languages whose pages ask it;
+# any other module's (the kit's shared words, a running example), the languages whose pages use any widget. Without
+# a Usage (a caller that checks the modules alone), every language needs every word, as if every page used
+# everything.
 
-QUESTIONS_MODULE = "questions.py"
-MISTAKE = ".mistake."  # sim/questions.py: "QUESTION.mistake.KEY" is a sentence of question QUESTION
+QUESTIONS_PACKAGE = "questions"  # sim/questions/: one module per lesson, each with its questions' TEXT
+MISTAKE = ".mistake."  # in those: "QUESTION.mistake.KEY" is a sentence of question QUESTION
 
 
 @dataclass(frozen=True)
@@ -256,7 +257,7 @@ def _read_text(path: Path, node: ast.expr) -> tuple[list[Problem], TextBlocks | 
         lang = key.value if isinstance(key, ast.Constant) else None
         if lang not in LANGUAGES:
             problems.append(Problem(path, value.lineno, f"TEXT block {lang!r} is not a site language "
-                                                        f"({', '.join(LANGUAGES)}, sim/languages.py)"))
+                                                        f"({', '.join(LANGUAGES)}, sim/page/languages.py)"))
             continue
         blocks[lang], found = _text_block(path, lang, value)
         lines[lang] = value.lineno
@@ -311,7 +312,7 @@ def _whose(sim_dir: Path, path: Path, widget: str | None):
     words that every widget may use."""
     if widget is not None:
         return lambda key: (WIDGET, widget)
-    if path == sim_dir / QUESTIONS_MODULE:
+    if path.parent == sim_dir / QUESTIONS_PACKAGE:
         return lambda key: (QUESTION, key.partition(MISTAKE)[0])
     name = path.relative_to(sim_dir.parent).as_posix()
     return lambda key: (WORDS, name)

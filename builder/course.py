@@ -27,7 +27,7 @@ from builder.evolution import EvolutionMap, load_maps
 from builder.lessons import SLUG, SourceLesson
 from builder.offline import PRECACHED
 from builder.problems import Problem, did_you_mean
-from sim.languages import LANGUAGES
+from sim.page.languages import LANGUAGES
 
 PLAN_KEYS = ("chapter", "lessons")  # a chapter's keys in the plan; its words are in the catalogs
 CHAPTER_WORDS = ("title", "summary")  # a chapter's words in each catalog, under chapters.SLUG

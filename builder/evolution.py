@@ -25,7 +25,7 @@ import yaml
 
 from builder import yamltext
 from builder.problems import Problem
-from sim.languages import DEFAULT
+from sim.page.languages import DEFAULT
 
 FILE = "evolution.yml"  # in each language's lessons folder
 KEYS = ("intro", "items")

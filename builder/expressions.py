@@ -14,29 +14,7 @@ import sys
 
 from builder import seeds
 from builder.problems import did_you_mean
-from sim import (
-    attention,
-    batching,
-    cache,
-    feasibility,
-    interference,
-    kv_layout,
-    latency,
-    memory,
-    model_size,
-    presets,
-    quantization,
-    replay,
-    roofline,
-    sampling,
-    scheduler,
-    serving,
-    slo,
-    speculative,
-    traces,
-)
-from sim import measured as measured_data
-from sim.display import (
+from sim.page.display import (
     fmt_bytes,
     fmt_duration,
     fmt_fixed,
@@ -48,6 +26,10 @@ from sim.display import (
     fmt_pct,
     fmt_sig,
 )
+from sim.physics import cache, feasibility, memory, model_size, presets, roofline
+from sim.physics import measured as measured_data
+from sim.serving import batching, interference, kv_layout, latency, replay, scheduler, serving, slo, traces
+from sim.techniques import attention, quantization, sampling, speculative
 
 
 def namespace() -> dict:
@@ -80,7 +62,7 @@ def namespace() -> dict:
         "measured_data": measured_data, "replay": replay,
         "rtx4090": presets.hardware("rtx-4090"), "llama31": presets.model("llama-3.1-8b"),
         "decode_run": serving.decode_run, "batch_point": batching.batch_point, "request": latency.request,
-        # a figure for configurations that do not fit in memory, which its sentence says (sim/feasibility.py)
+        # a figure for configurations that do not fit in memory, which its sentence says (sim/physics/feasibility.py)
         "as_if_it_fit": feasibility.as_if_it_fit,
         # plain helpers
         "round": round, "min": min, "max": max, "abs": abs, "int": int, "math": math,
@@ -98,7 +80,7 @@ AS_IF_IT_FIT = {"zh": ("假设放得下",), "en": ("as if it fit", "as if they f
 def evaluated(expr: str, names: dict) -> str | dict:
     """evaluate(expr, names), and whether it quoted a configuration that does not fit in memory: the text alone if it
     did not, else {"text": …, "overflows": [what each needed, in words]}, or {"text": …, "as_if_it_fit": true} if
-    the expression accepted them (sim/feasibility.py). JSON, as the frozen figures keep it."""
+    the expression accepted them (sim/physics/feasibility.py). JSON, as the frozen figures keep it."""
     calls = seeds.Calls()
     with feasibility.recorded() as ledger:
         result = value(expr, seeds.reseeded(names, None, calls))

@@ -8,9 +8,9 @@ function of part of the simulator's code, so each is kept with the fingerprint o
 expression, builder/expressions.py (the names it sees), builder/seeds.py and the modules its names come from; for a
 view, its widget's module; either way with every module of sim/ those import, transitively, and every data file
 under sim/ (the presets). A result whose fingerprint has changed is not used: the build computes it again, and
-`build.py build` writes the store anew. So an edit to sim/sampling.py recomputes the figures that import it, and not
-the serving simulations. Nothing else is frozen (templates, Markdown, the other widgets' views are cheap and always
-made afresh).
+`build.py build` writes the store anew. So an edit to sim/techniques/sampling.py recomputes the figures that import it,
+and not the serving simulations. Nothing else is frozen (templates, Markdown, the other widgets' views are cheap and
+always made afresh).
 
 Why: a build in a fresh process spends nearly all its time in the serving simulations behind the lessons' goodput
 and steady-state figures (about 20 s of 24 s on the development machine, 2026-12). A fresh clone, `build.py
@@ -133,7 +133,7 @@ def _names(expr: str) -> set[str]:
 
 def _module_of(value) -> str | None:
     """The sim module a name's value comes from: a module itself, a function's or a class's module, or the module of
-    an object's class (a preset's: sim.presets); None for anything else (math, round)."""
+    an object's class (a preset's: sim.physics.presets); None for anything else (math, round)."""
     if isinstance(value, types.ModuleType):
         name = value.__name__
     elif isinstance(value, (types.FunctionType, type)):

@@ -16,13 +16,14 @@ import sys
 from pathlib import Path
 
 from builder.expressions import namespace
-from sim import display, kit
+from sim import kit
 from sim.kit import alt, capacity, choices, palette, table
+from sim.page import display
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "lessons" / "README.md"
 COMMAND = ".venv/bin/python -m builder.kitdocs"
-BEGIN = (f"<!-- kit reference: written by `{COMMAND}` from the docstrings of sim/kit/ and sim/display.py; edit "
+BEGIN = (f"<!-- kit reference: written by `{COMMAND}` from the docstrings of sim/kit/ and sim/page/display.py; edit "
          "those, not these lines -->")
 END = "<!-- kit reference ends -->"
 # What sim.kit exports for the builder, not for a widget's module.
@@ -47,7 +48,7 @@ SECTIONS = (
     ("Tables drawn by render", "sim/kit/table.py", "table.", _functions(table)),
     ("Text alternatives of a figure", "sim/kit/alt.py", "alt.", _functions(alt)),
     ("The capacity flag", "sim/kit/capacity.py", "capacity.", _functions(capacity)),
-    ("Numbers as text", "sim/display.py", "",
+    ("Numbers as text", "sim/page/display.py", "",
      tuple(f for f in _functions(display) if f.__name__.startswith("fmt_") or f is display.step_time_derivation)),
 )
 

@@ -15,7 +15,7 @@ import yaml
 
 from builder import yamltext
 from builder.problems import LessonError, Problem, did_you_mean
-from sim.languages import DEFAULT, LANGUAGES
+from sim.page.languages import DEFAULT, LANGUAGES
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 LANGUAGE_FOLDER = re.compile(r"^[a-z]{2,3}(?:-[A-Za-z0-9]+)?$")
@@ -46,7 +46,7 @@ def load_lessons(lessons_dir: Path) -> tuple[list[SourceLesson], list[Problem]]:
     for folder in sorted(p for p in lessons_dir.iterdir() if p.is_dir()) if lessons_dir.is_dir() else ():
         if folder.name not in LANGUAGES and LANGUAGE_FOLDER.match(folder.name):
             problems.append(Problem(folder, 1, f"{folder.name!r} is not a site language "
-                                               f"({', '.join(LANGUAGES)}): add its code to sim/languages.py"))
+                                               f"({', '.join(LANGUAGES)}): add its code to sim/page/languages.py"))
     for lang in LANGUAGES:
         for path in sorted((lessons_dir / lang).glob("*.md")):
             try:

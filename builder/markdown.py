@@ -328,7 +328,7 @@ def _check_claim(expr: str, result: dict, line: int, ctx: LessonContext) -> None
 
 def _check_fit(expr: str, result: str | dict, paragraph: str, line: int, lang: str) -> None:
     """A figure may quote only configurations that fit in memory, or say in its paragraph that it is as if they
-    did (sim/feasibility.py; builder/expressions.py AS_IF_IT_FIT)."""
+    did (sim/physics/feasibility.py; builder/expressions.py AS_IF_IT_FIT)."""
     if isinstance(result, str):
         return
     if lang not in AS_IF_IT_FIT:

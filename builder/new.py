@@ -24,7 +24,7 @@ import yaml
 from builder import urls
 from builder.course import load_plan
 from builder.lessons import SLUG
-from sim.languages import DEFAULT, LANGUAGES
+from sim.page.languages import DEFAULT, LANGUAGES
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDGET_NAME = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")  # a module name once hyphens become underscores
@@ -266,15 +266,15 @@ WIDGET_WORDS = {
 WIDGET_MODULE = '''"""{title}: what this widget lets a student try, in a sentence or two (written by
 `build.py new widget`; replace this text, the words, the controls and render with the widget's own).
 
-The physics is in sim/ (here sim/roofline.py's decode step); the widget only declares its controls, its words and
-what its page shows, and computes its outputs from them.
+The physics is in sim/ (here sim/physics/roofline.py's decode step); the widget only declares its controls, its words
+and what its page shows, and computes its outputs from them.
 """
 
 from __future__ import annotations
 
-from sim import presets, roofline
-from sim.display import fmt_ms, fmt_sig
 from sim.kit import Controls, Range, Readouts, Widget, output, view
+from sim.page.display import fmt_ms, fmt_sig
+from sim.physics import presets, roofline
 
 TEXT = {{
 {text}

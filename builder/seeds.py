@@ -5,7 +5,7 @@ random trace: seed 0, the trace the page's widgets draw. Another seed draws anot
 another figure, sometimes 10 % away. So the build runs every such figure again on SEEDS, ten other traces, and:
 
 - prints it with no digit finer than the leading digit of the standard deviation of its eleven values (seed 0 and
-  the ten; sim/display.py coarse()): 6.80 becomes 6.8 when the seeds move it by 0.3, and 598.73 ms becomes 600 ms
+  the ten; sim/page/display.py coarse()): 6.80 becomes 6.8 when the seeds move it by 0.3, and 598.73 ms becomes 600 ms
   when they move it by 80 ms. The page's figure stays seed 0's, the one a student finds in the widget; its note
   gives the range over the eleven traces;
 - checks each {claim}`EXPR` of a lesson, a comparison its prose makes written as a Python expression (True or
@@ -34,7 +34,7 @@ import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sim import display
+from sim.page import display
 
 SEEDS = tuple(range(1, 11))  # the ten other traces
 HOLD = 9  # a claim holds on at least this many of them
@@ -86,7 +86,7 @@ def _position(function) -> int:
 
 def reseeded(names: dict, seed: int | None, calls: Calls) -> dict:
     """`names` with its sim modules and seeded functions running on trace `seed` (None: each as the expression says)
-    and its formatters (sim/display.py) noting what they were given."""
+    and its formatters (sim/page/display.py) noting what they were given."""
     out = dict(names)
     for key, value in names.items():
         if isinstance(value, types.ModuleType) and value.__name__.startswith("sim."):

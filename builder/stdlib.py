@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sim import widgets
-from sim.languages import LANGUAGES
+from sim.page.languages import LANGUAGES
 
 TRACE_SCRIPT = Path(__file__).with_name("stdlib_trace.mjs")
 STRIPPER = Path(__file__).with_name("pysource.py")  # the trace runs it on every source it sends

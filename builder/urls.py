@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 
-from sim.languages import DEFAULT
+from sim.page.languages import DEFAULT
 
 OFFLINE = "offline"  # the slug of each language's offline page (offline/, en/offline/), never a lesson's
 

@@ -1,5 +1,5 @@
 """What each language's pages use that has words of its own: widgets (their TEXT), questions (their sentences in
-sim/questions.py) and glossary terms (lessons/<lang>/catalog.yml). An author may write a lesson in one language
+sim/questions/<lesson>.py) and glossary terms (lessons/<lang>/catalog.yml). An author may write a lesson in one language
 only: its widget's, question's and terms' words are then required in that language, and the other languages are
 told what a translation will need (untranslated_note), not refused.
 
@@ -21,11 +21,11 @@ import yaml
 from builder import yamltext
 from builder.cache import Cache
 from builder.lessons import SourceLesson
-from sim.languages import LANGUAGES
+from sim.page.languages import LANGUAGES
 
 WIDGET, QUESTION, TERM = "widget", "question", "term"
 WORDS = "words"  # a sim/ module's words that every widget may use (the kit's, a running example)
-# The widget setting that names an entry of sim/questions.py (`::: widget predict` with `question: KEY`).
+# The widget setting that names a question of sim/questions/ (`::: widget predict` with `question: KEY`).
 QUESTION_SETTING = "question"
 # Directives whose body is not Markdown, so holds no directive of its own: a widget's settings, a formula's LaTeX.
 OPAQUE_BODIES = ("widget", "formula")

@@ -26,7 +26,7 @@ from sim.kit import capacity, choices
 from sim.kit.controls import Number, Range, SettingProblem
 from sim.kit.layout import Controls, Derivations, Figure, Flag, Output, Panel, Readouts, Svg, Table, Text
 from sim.kit.table import table_class
-from sim.languages import LANGUAGES
+from sim.page.languages import LANGUAGES
 
 GENERIC_TEMPLATE = "widget.html"
 # A question (a box that grades the student's answer) is any widget whose view has these flags; the home page

@@ -1,4 +1,4 @@
-"""Trim the public measurement data the course ships (sim/data/) from the upstream repositories, reproducibly.
+"""Trim the public measurement data the course ships (sim/physics/data/) from the upstream repositories, reproducibly.
 
     python bench/data/trim.py VIDUR_GIT_DIR LLMSERVINGSIM_GIT_DIR
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 VIDUR_COMMIT = "7d47513363ec447a741ac5e47241580b47724fbf"
 SERVINGSIM_COMMIT = "5daddb21a545658d5150b535712d0494584b5278"
-OUT = Path(__file__).resolve().parents[2] / "sim" / "data"
+OUT = Path(__file__).resolve().parents[2] / "sim" / "physics" / "data"
 
 VIDUR_OPS = ("attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj")
 RUNS = {"rtx-4090": "RTX4090"}

@@ -7,10 +7,10 @@ and Flag("capacity") to its layout; the flag's words are below, shared by every 
 
 from __future__ import annotations
 
-from sim import memory
-from sim.display import fmt_bytes
 from sim.kit.view import output
-from sim.presets import Hardware
+from sim.page.display import fmt_bytes
+from sim.physics import memory
+from sim.physics.presets import Hardware
 
 TEXT = {
     "zh": {

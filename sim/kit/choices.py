@@ -3,9 +3,9 @@ the GPU, the model, the recurrent state's dtype, and how much of the GPU a real 
 
 from __future__ import annotations
 
-from sim import cache, presets
 from sim.kit.controls import Range, Select
 from sim.kit.layout import Flag
+from sim.physics import cache, presets
 
 CUSTOM = "custom"  # the model option of widgets whose model fields can be edited by hand
 

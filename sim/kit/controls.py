@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from sim.languages import DEFAULT, LANGUAGES
+from sim.page.languages import DEFAULT, LANGUAGES
 
 LOG_SLIDER_STOPS = 400  # positions on a log-scaled slider, before equal values merge
 

@@ -9,7 +9,7 @@ follow the same rule.
 
 from __future__ import annotations
 
-from sim.markup import escape
+from sim.page.markup import escape
 
 STACK_COLUMNS = 4
 STACK_CLASS = "table-stack"

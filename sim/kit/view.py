@@ -26,7 +26,7 @@ def view(state: dict, outputs: dict, figures: dict | None = None, svg: dict | No
 
 def output(value: float, text: str) -> dict:
     """An output: the raw number `value` (rounded to 6 significant digits, for stable text; the page compares and
-    the tests read it) and the display `text` the readout shows (a formatter of sim/display.py)."""
+    the tests read it) and the display `text` the readout shows (a formatter of sim/page/display.py)."""
     return {"value": round_sig(value, 6), "text": text}
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import math
 from operator import attrgetter
 
-from sim import batching, memory, model_size, presets, roofline
-from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_share, fmt_sig
 from sim.kit import Range, Widget, alt, capacity, choices, output, palette, view
 from sim.kit.layout import Controls, Derivations, Figure, Flag, Readout, Readouts, Svg, Text
 from sim.kit.table import html_table
 from sim.kit.view import round_sig
-from sim.markup import escape
+from sim.page.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_share, fmt_sig
+from sim.page.markup import escape
+from sim.physics import memory, model_size, presets, roofline
+from sim.serving import batching
 
 MAX_PLOTTED_BATCH = 256
 

@@ -1,8 +1,8 @@
 """Batching timeline: one GPU serving a trace of requests, batch by batch (static) or step by step (continuous).
 
-The simulation is sim/scheduler.py (its docstring states every convention: how a step is costed from the
+The simulation is sim/serving/scheduler.py (its docstring states every convention: how a step is costed from the
 roofline, how joiners' prefill is paid, how memory limits admission, how the metrics are defined); the
-requests come from sim/traces.py. This module only draws it. Both policies are simulated on every move,
+requests come from sim/serving/traces.py. This module only draws it. Both policies are simulated on every move,
 so that the time axis is the same for both (toggling the policy shows the same trace on the same scale)
 and the gain of one over the other can be read off directly.
 
@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import math
 
-from sim import cache, model_size, presets, scheduler, svg, traces
-from sim.display import fmt_bytes, fmt_duration, fmt_grouped, fmt_share, fmt_sig
 from sim.kit import (
     Controls,
     Flag,
@@ -34,6 +32,10 @@ from sim.kit import (
     palette,
     view,
 )
+from sim.page import svg
+from sim.page.display import fmt_bytes, fmt_duration, fmt_grouped, fmt_share, fmt_sig
+from sim.physics import cache, model_size, presets
+from sim.serving import scheduler, traces
 
 TEXT = {
     "zh": {
@@ -265,7 +267,7 @@ COLOURS = {"wait": palette.colour("waiting"), "prefill": palette.colour("prefill
 # keeps every pixel.
 EDGES = {"wait": palette.colour("outline"), "prefill": "none", "decode": palette.colour("surface"), "held": "none"}
 
-# The diagram's frame, in px of its viewBox: the wide drawing, and the phone's (sim/svg.py responsive), about a
+# The diagram's frame, in px of its viewBox: the wide drawing, and the phone's (sim/page/svg.py responsive), about a
 # 375 px phone's frame wide so that its 11 px text is drawn at 11 px or more.
 WIDTH, NARROW_WIDTH, SIDE = 600, 288, 12
 MAX_TICKS, NARROW_MAX_TICKS = 8, 6
@@ -389,7 +391,7 @@ def _legend(keys: list[str], y: float, t: dict, frame: float = WIDTH) -> tuple[l
 
 
 def _timeline(run: scheduler.Schedule, other: scheduler.Schedule, s: dict, limit: int, t: dict) -> str:
-    """The timeline drawn twice (sim/svg.py responsive): WIDTH wide, and NARROW_WIDTH wide for a phone, with
+    """The timeline drawn twice (sim/page/svg.py responsive): WIDTH wide, and NARROW_WIDTH wide for a phone, with
     fewer ticks, the legend and the rows' caption wrapped onto more lines and the chart's caption on a line of its
     own; both draw every request's every bar."""
     return svg.responsive(_timeline_svg(run, other, s, limit, t, WIDTH, MAX_TICKS),

@@ -1,6 +1,6 @@
 """Decode ceiling: one request's tokens/s can never beat bandwidth ÷ weight bytes, whatever the compute.
 
-Convention (sim/serving.py): batch 1, weights only; each step reads every matmul weight once and
+Convention (sim/serving/serving.py): batch 1, weights only; each step reads every matmul weight once and
 does 2 FLOPs per weight. KV and recurrent-state traffic would only lower the ceiling.
 A preset model counts its exact matmul parameters (the `params_b` field shows them rounded to
 whole billions); a custom model has exactly params_b billion parameters.
@@ -17,8 +17,6 @@ communication between the GPUs.
 
 from __future__ import annotations
 
-from sim import memory, model_size, presets, roofline, serving
-from sim.display import fmt_bytes, fmt_grouped, fmt_ms, fmt_sig
 from sim.kit import (
     Controls,
     Figure,
@@ -36,6 +34,9 @@ from sim.kit import (
     palette,
     view,
 )
+from sim.page.display import fmt_bytes, fmt_grouped, fmt_ms, fmt_sig
+from sim.physics import memory, model_size, presets, roofline
+from sim.serving import serving
 
 TEXT = {
     "zh": {

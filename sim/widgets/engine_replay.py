@@ -1,15 +1,16 @@
 """A real vLLM run replayed: the 300 requests an RTX 4090 served (LLMServingSim's public run), at the times the
-engine queued them, through the course's scheduler with the engine's settings (sim/replay.py). The student sets
+engine queued them, through the course's scheduler with the engine's settings (sim/serving/replay.py). The student sets
 the bandwidth and compute the roofline may use; the view sets the replay's TTFT, TPOT and latency beside the
 measured ones, and beside the replay costed from the same GPU's per-operation vLLM profile with nothing fitted.
 """
 
 from __future__ import annotations
 
-from sim import measured, presets, replay
-from sim.display import fmt_duration, fmt_ms
 from sim.kit import Controls, Figure, Row, Select, Table, Text, Widget, alt, choices, output, palette, view
-from sim.scheduler import percentile
+from sim.page.display import fmt_duration, fmt_ms
+from sim.physics import measured, presets
+from sim.serving import replay
+from sim.serving.scheduler import percentile
 
 RUN = "rtx-4090"
 

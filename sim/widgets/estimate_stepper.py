@@ -6,9 +6,10 @@ the whole checkpoint does not fit in the GPU's memory; no preset pair raises it 
 
 from __future__ import annotations
 
-from sim import model_size, presets, request
-from sim.display import fmt_bytes, fmt_grouped, fmt_ms, fmt_sig
 from sim.kit import Controls, Flag, Output, Panel, Readouts, Select, Text, Widget, capacity, choices, output, view
+from sim.page.display import fmt_bytes, fmt_grouped, fmt_ms, fmt_sig
+from sim.physics import model_size, presets
+from sim.serving import request
 
 STEPS = ("naive", "fails", "improved")
 

@@ -1,6 +1,6 @@
 """KV blocks: where many requests' KV cache lives in GPU memory, reserved contiguously or paged in blocks.
 
-The physics and every convention are in sim/kv_layout.py: shares are averages over every step of every request
+The physics and every convention are in sim/serving/kv_layout.py: shares are averages over every step of every request
 of a trace preset (1,000 requests, seed 0), max_requests the requests that fit at once on average beside the whole
 checkpoint, each with its fixed recurrent state (FP32) apart from the KV; the saving of shared blocks counted over
 the requests that would fit without sharing (kv_layout.Fit.unshared_requests, a readout too), so it never exceeds
@@ -22,8 +22,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from sim import cache, kv_layout, model_size, presets, svg, traces
-from sim.display import fmt_bytes, fmt_grouped, fmt_share, fmt_sig
 from sim.kit import (
     Controls,
     Flag,
@@ -43,7 +41,11 @@ from sim.kit import (
     view,
 )
 from sim.kit.table import html_table
-from sim.markup import escape
+from sim.page import svg
+from sim.page.display import fmt_bytes, fmt_grouped, fmt_share, fmt_sig
+from sim.page.markup import escape
+from sim.physics import cache, model_size, presets
+from sim.serving import kv_layout, traces
 
 STATE_DTYPE = "fp32"
 WINDOW_SLOTS = 4 * kv_layout.MAX_TOKENS  # the map: four max-length reservations
@@ -423,7 +425,7 @@ def _derivations(f: kv_layout.Fit, m: presets.Model, hw: presets.Hardware, weigh
 
 MAP_LEFT, MAP_TOP, ROW_PX = 8, 26, 16
 LEGEND_ROW_PX, LEGEND_COLUMN_PX = 20, 262
-# The phone's drawings of the map and the bar (sim/svg.py responsive): half the slots a row, so 272 units wide in
+# The phone's drawings of the map and the bar (sim/page/svg.py responsive): half the slots a row, so 272 units wide in
 # all, about a 375 px phone's frame, where their 11 px text is drawn at 11 px or more; the legend in one column,
 # and a line too long for the width wrapped onto the next.
 NARROW_ROW_SLOTS, NARROW_ROW_PX, LINE_PX = 256, 12, 16

@@ -3,7 +3,7 @@
 KV bytes = 2 (K and V) x layers x KV heads x head_dim x bytes per element x tokens x batch, counting
 only the layers that keep KV (the full-attention layers of a hybrid). A hybrid preset also keeps a
 fixed FP32 recurrent state per request, shown as its own share. Weights are the whole checkpoint
-resident in memory, as in sim/memory.py.
+resident in memory, as in sim/physics/memory.py.
 
 A preset fills the fields and uses its exact figures (the `weights_gb` field shows its checkpoint
 rounded to whole GB); a custom model is a plain transformer: every one of its `layers` keeps KV,
@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import math
 
-from sim import cache, model_size, presets, serving, svg
-from sim.display import fmt_bytes, fmt_grouped, fmt_signed_bytes
 from sim.kit import (
     Controls,
     Flag,
@@ -37,6 +35,10 @@ from sim.kit import (
     palette,
     view,
 )
+from sim.page import svg
+from sim.page.display import fmt_bytes, fmt_grouped, fmt_signed_bytes
+from sim.physics import cache, model_size, presets
+from sim.serving import serving
 
 TEXT = {
     "zh": {

@@ -1,17 +1,17 @@
 """Requests that fit, against context: every mechanism on one design's heads and layers, in the same memory.
 
-The physics is sim/attention.py. Each curve is the design with its attention kept another way (`variants`): MHA,
-GQA with the design's K/V heads (8 where it has none of its own, GQA's own choice), MQA, MLA with the design's
+The physics is sim/techniques/attention.py. Each curve is the design with its attention kept another way (`variants`):
+MHA, GQA with the design's K/V heads (8 where it has none of its own, GQA's own choice), MQA, MLA with the design's
 latent (DeepSeek-V2's d_c = 4 d_h and d_h^R = d_h / 2 where it has none), and a hybrid (the design's own, or its
-heads in one layer of every 4 with the state sim/attention.py gives). A hybrid's state is a fixed cost per request,
-so its curve is flat at short contexts and bends down late.
+heads in one layer of every 4 with the state sim/techniques/attention.py gives). A hybrid's state is a fixed cost per
+request, so its curve is flat at short contexts and bends down late.
 """
 
 from __future__ import annotations
 
-from sim import attention
-from sim.display import fmt_grouped
 from sim.kit import Controls, Figure, Range, Readouts, Select, Text, Widget, alt, output, palette, view
+from sim.page.display import fmt_grouped
+from sim.techniques import attention
 
 TEXT = {
     "zh": {

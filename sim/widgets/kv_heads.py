@@ -1,18 +1,19 @@
 """Heads and what they share: how many K/V heads (or one latent) each design keeps, and what that costs per token,
 per request and per step.
 
-The physics is sim/attention.py (its docstring states every convention: DeepSeek-V2's element counts, MLA's absorbed
-arithmetic, a hybrid's FP32 state). Picking a design fills in its mechanism and sizes; the mechanism and sizes can
-then be changed on the same heads and layers. The diagram draws the query heads, the K/V heads (or the latent) each
+The physics is sim/techniques/attention.py (its docstring states every convention: DeepSeek-V2's element counts, MLA's
+absorbed arithmetic, a hybrid's FP32 state). Picking a design fills in its mechanism and sizes; the mechanism and sizes
+can then be changed on the same heads and layers. The diagram draws the query heads, the K/V heads (or the latent) each
 group of them reads, and which layers keep KV.
 """
 
 from __future__ import annotations
 
-from sim import attention, presets
-from sim.display import fmt_bytes, fmt_grouped, fmt_ms, fmt_pct
 from sim.kit import Controls, Flag, Range, Readout, Readouts, Select, Svg, Text, Widget, choices, output, palette, view
-from sim.svg import document, element, responsive, text, text_node, text_width, wrap
+from sim.page.display import fmt_bytes, fmt_grouped, fmt_ms, fmt_pct
+from sim.page.svg import document, element, responsive, text, text_node, text_width, wrap
+from sim.physics import presets
+from sim.techniques import attention
 
 TEXT = {
     "zh": {

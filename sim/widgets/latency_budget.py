@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from sim import latency, svg
-from sim.display import fmt_grouped, fmt_sig
 from sim.kit import Controls, Output, Range, Readouts, Select, Svg, Text, Widget, output, palette, view
-from sim.markup import escape
+from sim.page import svg
+from sim.page.display import fmt_grouped, fmt_sig
+from sim.page.markup import escape
+from sim.serving import latency
 
 TEXT = {
     "zh": {
@@ -238,7 +239,7 @@ NARROW_MARGIN = 8
 
 
 def _timeline(r: latency.Request, t: dict) -> str:
-    """The timeline drawn twice (sim/svg.py responsive): labels left and right above a wide bar, and for a phone
+    """The timeline drawn twice (sim/page/svg.py responsive): labels left and right above a wide bar, and for a phone
     a narrower bar with each label on a line of its own, so that neither can run into the other."""
     return svg.responsive(_timeline_svg(r, t, TIMELINE_WIDTH, TIMELINE_MARGIN, stacked=False),
                           _timeline_svg(r, t, NARROW_WIDTH, NARROW_MARGIN, stacked=True))

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import math
 
-from sim import matmul, presets, svg
-from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_sig
 from sim.kit import Range, Select, Widget, choices, output, palette, view
+from sim.page import svg
+from sim.page.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_sig
+from sim.physics import matmul, presets
 
 # The page's words (site/templates/widgets/matmul-shapes.html keeps only the markup: "{W_up}" in a text is
 # drawn W with subscript "up"), then the figures' words: the operands' roles, their text alternatives and

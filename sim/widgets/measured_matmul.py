@@ -1,14 +1,14 @@
 """A real matmul beside its roofline: Vidur's measured times of one Llama-2-7B weight matmul on an A100 and an
 H100, against the number of tokens it multiplies, with the datasheet's bound over them and the bound at the
-fractions the measurement reaches (sim/measured.py: the achieved bandwidth read at 1 token, the achieved FLOP rate
-at 4,096, and the knee where the two meet).
+fractions the measurement reaches (sim/physics/measured.py: the achieved bandwidth read at 1 token, the achieved FLOP
+rate at 4,096, and the knee where the two meet).
 """
 
 from __future__ import annotations
 
-from sim import measured, presets
-from sim.display import fmt_grouped, fmt_pct, fmt_sig
 from sim.kit import Controls, Figure, Readouts, Select, Text, Widget, alt, output, palette, view
+from sim.page.display import fmt_grouped, fmt_pct, fmt_sig
+from sim.physics import measured, presets
 
 TEXT = {
     "zh": {

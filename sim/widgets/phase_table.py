@@ -1,18 +1,19 @@
 """Phase table: one request (a short question, a long answer) split into its prefill and its decode steps.
 
-Convention (sim/serving.py): the prompt is one prefill step (its time is the TTFT); each answer token
+Convention (sim/serving/serving.py): the prompt is one prefill step (its time is the TTFT); each answer token
 is one batch-1 decode step, step i attending to prompt + i cached tokens; TPOT is the mean step.
 Recurrent state in FP32, as the anchor model keeps it. A step's time is the sum over its operations
-(sim/roofline.py), so a long prompt's prefill is "mostly compute-bound (mixed)": its matmuls and attention
+(sim/physics/roofline.py), so a long prompt's prefill is "mostly compute-bound (mixed)": its matmuls and attention
 are compute-bound, its state write memory-bound; the bound cell names the bound of most of the time and its
 note, like the derivation, the split.
 """
 
 from __future__ import annotations
 
-from sim import model_size, presets, roofline, serving
-from sim.display import fmt_bytes, fmt_duration, fmt_flops, fmt_grouped, fmt_ms, fmt_share, fmt_sig
 from sim.kit import Controls, Derivations, Flag, Range, Row, Table, Text, Widget, capacity, choices, output, view
+from sim.page.display import fmt_bytes, fmt_duration, fmt_flops, fmt_grouped, fmt_ms, fmt_share, fmt_sig
+from sim.physics import model_size, presets, roofline
+from sim.serving import serving
 
 STATE_DTYPE = "fp32"
 

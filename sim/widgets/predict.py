@@ -1,6 +1,6 @@
 """Predict, then check: the student types a number; the simulator grades it and shows its derivation.
 
-The question text is the lesson's; `question` names a question in sim/questions.py. Until the student
+The question text is the lesson's; `question` names a question of sim/questions/ by key. Until the student
 answers, the view says nothing about the answer (the pre-rendered page must not give it away). The page is
 its own template (site/templates/widgets/predict.html): the number box with the question's unit and a
 Check button, the verdict, then the answer and its derivation once answered.
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 
-from sim.display import fmt_sig
 from sim.kit import Number, Select, Widget, output, view
+from sim.page.display import fmt_sig
 from sim.questions import QUESTIONS
 
 NO_SPACE_UNITS = ("%", "×")  # written right after the number: 98.4%, 153×
@@ -73,7 +73,7 @@ WIDGET = Widget(
 
 def unit_in(unit: str, t: dict) -> str:
     """A question's unit in the page's words (TEXT "unit=SYMBOL") where they are not the symbol it is written
-    with in sim/questions.py."""
+    with in its lesson's module, sim/questions/<lesson>.py."""
     return t.get(f"unit={unit}", unit)
 
 

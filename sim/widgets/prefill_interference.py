@@ -1,6 +1,6 @@
 """Prefill interference: one prompt joining a decode batch, whole or in chunks, and what each step costs.
 
-The physics is sim/interference.py (each step by the per-operation roofline of scheduler.StepCost). The
+The physics is sim/serving/interference.py (each step by the per-operation roofline of scheduler.StepCost). The
 diagram draws one bar per step while the prompt is computed, its height the step's time: the part a decode-only
 step of the batch takes, and on top what the prompt's chunk adds; a dashed line marks the decode-only step.
 A prompt in more than MAX_BARS steps shows its first and last steps with the count of those between.
@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import math
 
-from sim import interference, model_size, presets, svg
-from sim.display import fmt_duration, fmt_grouped, fmt_ms, fmt_sig
 from sim.kit import (
     Controls,
     Flag,
@@ -29,6 +27,10 @@ from sim.kit import (
     palette,
     view,
 )
+from sim.page import svg
+from sim.page.display import fmt_duration, fmt_grouped, fmt_ms, fmt_sig
+from sim.physics import model_size, presets
+from sim.serving import interference
 
 CHUNK_OPTIONS = ("0", "16", "32", "64", "128", "256", "512", "1024", "2048", "4096", "8192")
 

@@ -1,15 +1,16 @@
 """Decode with fewer bytes: one step's time in each weight and KV format, against the same step in BF16.
 
-The physics is sim/quantization.py (its docstring states every convention: what stays in BF16, which formats
+The physics is sim/techniques/quantization.py (its docstring states every convention: what stays in BF16, which formats
 multiply at which peak, the dequantization stand-in, the KV formats and what an unfused kernel reads). The figure
 draws each weight format's speed-up over BF16 against the batch, with the chosen KV format.
 """
 
 from __future__ import annotations
 
-from sim import presets, quantization
-from sim.display import fmt_gb, fmt_grouped, fmt_ms, fmt_sig
 from sim.kit import Controls, Figure, Flag, Range, Readouts, Select, Text, Widget, alt, choices, output, palette, view
+from sim.page.display import fmt_gb, fmt_grouped, fmt_ms, fmt_sig
+from sim.physics import presets
+from sim.techniques import quantization
 
 TEXT = {
     "zh": {

@@ -1,15 +1,15 @@
 """Quantizing one tensor: the grid, the granularity of its scales, and AWQ's scaling, against the error they leave.
 
-The quantizer and the synthetic tensor are sim/quantization.py (its docstring states every convention: asymmetric
-integer grids, symmetric FP8 grids and which E4M3, what a scale costs in bits, AWQ's search, the output error).
-The figure draws the histogram of the original weights and of the values they were rounded to.
+The quantizer and the synthetic tensor are sim/techniques/quantization.py (its docstring states every convention:
+asymmetric integer grids, symmetric FP8 grids and which E4M3, what a scale costs in bits, AWQ's search, the output
+error). The figure draws the histogram of the original weights and of the values they were rounded to.
 """
 
 from __future__ import annotations
 
-from sim import quantization
-from sim.display import fmt_pct, fmt_sig
 from sim.kit import Controls, Figure, Flag, Readouts, Select, Text, Widget, alt, output, palette, view
+from sim.page.display import fmt_pct, fmt_sig
+from sim.techniques import quantization
 
 TEXT = {
     "zh": {

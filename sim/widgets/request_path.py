@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sim import cache, model_size, presets, request, roofline
-from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, step_time_derivation
 from sim.kit import Flag, Select, Widget, capacity, choices, output, view
+from sim.page.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig, step_time_derivation
+from sim.physics import cache, model_size, presets, roofline
+from sim.serving import request
 
 # The page's words, then each cell of the path ("step=CELL" its label, "hint.CELL" the line beneath it,
 # "note.CELL" its note), then the readouts' and derivations' texts and the phrases the notes are built from.
-# The running example is the page language's own (sim/request.py: example(lang)); every count of its tokens and
+# The running example is the page language's own (sim/serving/request.py: example(lang)); every count of its tokens and
 # every quote of it is a placeholder: {prompt} the prompt, {pieces} its tokens, {next} the token after it and {t}
 # how many tokens it has. The template fills the hints and cell labels from the view's outputs prompt_tokens and
 # next_token; the example paragraph is the output "example".

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import math
 
-from sim import memory, model_size, presets, roofline, svg
-from sim.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig
 from sim.kit import (
     Controls,
     Figure,
@@ -25,6 +23,9 @@ from sim.kit import (
     view,
 )
 from sim.kit.view import round_sig
+from sim.page import svg
+from sim.page.display import fmt_bytes, fmt_flops, fmt_grouped, fmt_ms, fmt_sig
+from sim.physics import memory, model_size, presets, roofline
 
 TEXT = {
     "zh": {

@@ -1,17 +1,17 @@
 """Truncate and reshape: temperature, top-k, top-p and min-p on a synthetic next-token distribution, and a seeded draw.
 
-The physics is sim/sampling.py (its docstring states every convention: the synthetic Zipf-like logits over the anchor's
-vocabulary with the tail in buckets, temperature on logits, the nucleus as the smallest set reaching p, min-p relative
-to the top token, ties by token id, the three orders: temperature before or after the textbook chain, or vLLM V1's
-min-p first). The figure draws the twenty most
+The physics is sim/techniques/sampling.py (its docstring states every convention: the synthetic Zipf-like logits over
+the anchor's vocabulary with the tail in buckets, temperature on logits, the nucleus as the smallest set reaching p,
+min-p relative to the top token, ties by token id, the three orders: temperature before or after the textbook chain, or
+vLLM V1's min-p first). The figure draws the twenty most
 probable tokens and one bar for the rest: the model's distribution at t = 1, the one sampled from, and the draws.
 """
 
 from __future__ import annotations
 
-from sim import sampling
-from sim.display import fmt_grouped, fmt_pct, fmt_sig
 from sim.kit import Controls, Figure, Flag, Range, Readouts, Select, Text, Widget, alt, output, palette, view
+from sim.page.display import fmt_grouped, fmt_pct, fmt_sig
+from sim.techniques import sampling
 
 TEXT = {
     "zh": {

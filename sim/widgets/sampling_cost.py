@@ -1,16 +1,17 @@
 """What sampling costs a server: the bytes and operations of the sampling step beside the decode step it follows.
 
-The physics is sim/sampling.py (its docstring states the kernel model: FP32 logits, what each pass reads and writes,
-what counts as an operation, the sort and the sort-free top-p, and how a batch with per-request settings is costed)
-and sim/roofline.py (the decode step). The figure draws the sampling step's share of the step against the batch for
-every method.
+The physics is sim/techniques/sampling.py (its docstring states the kernel model: FP32 logits, what each pass reads and
+writes, what counts as an operation, the sort and the sort-free top-p, and how a batch with per-request settings is
+costed) and sim/physics/roofline.py (the decode step). The figure draws the sampling step's share of the step against
+the batch for every method.
 """
 
 from __future__ import annotations
 
-from sim import presets, sampling
-from sim.display import fmt_bytes, fmt_grouped, fmt_ms, fmt_sig
 from sim.kit import Controls, Figure, Flag, Range, Readouts, Select, Text, Widget, alt, choices, output, palette, view
+from sim.page.display import fmt_bytes, fmt_grouped, fmt_ms, fmt_sig
+from sim.physics import presets
+from sim.techniques import sampling
 
 TEXT = {
     "zh": {

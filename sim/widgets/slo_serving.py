@@ -1,16 +1,14 @@
 """SLO serving: a stream of requests under latency targets, prefill and decode on the same GPUs or apart.
 
-The simulation is sim/slo.py (its docstring states every convention: the three policies, how requests are dealt
+The simulation is sim/serving/slo.py (its docstring states every convention: the three policies, how requests are dealt
 to GPUs, how the KV crosses the link, how TTFT, TPOT, attainment and goodput are defined), each GPU simulated by
-sim/scheduler.py. This module only shows it: the percentiles at the chosen rate against the two targets, drawn as
-bars beside each target's line, and the goodput per GPU, the highest rate at which the goal share of requests
+sim/serving/scheduler.py. This module only shows it: the percentiles at the chosen rate against the two targets, drawn
+as bars beside each target's line, and the goodput per GPU, the highest rate at which the goal share of requests
 meets both (computed once per setting: a move of the rate alone re-runs one trace).
 """
 
 from __future__ import annotations
 
-from sim import model_size, presets, slo, svg
-from sim.display import fmt_bytes, fmt_duration, fmt_grouped, fmt_share, fmt_sig
 from sim.kit import (
     Controls,
     Flag,
@@ -28,6 +26,10 @@ from sim.kit import (
     palette,
     view,
 )
+from sim.page import svg
+from sim.page.display import fmt_bytes, fmt_duration, fmt_grouped, fmt_share, fmt_sig
+from sim.physics import model_size, presets
+from sim.serving import slo
 
 TEXT = {
     "zh": {
@@ -245,7 +247,7 @@ WIDGET = Widget(
 PERCENTILES = {"ttft_p50_ms": ("ttft_p50_s", "ttft", "50"), "ttft_p90_ms": ("ttft_p90_s", "ttft", "90"),
                "tpot_p50_ms": ("tpot_p50_s", "tpot", "50"), "tpot_p90_ms": ("tpot_p90_s", "tpot", "90")}
 
-# The bars' frame, in px of its viewBox: the wide drawing and the phone's (sim/svg.py responsive).
+# The bars' frame, in px of its viewBox: the wide drawing and the phone's (sim/page/svg.py responsive).
 WIDTH, NARROW_WIDTH, SIDE = 600, 300, 12
 LABEL, NARROW_LABEL = 110, 76  # room for a row's label
 ROW, BAR, GAP = 26, 16, 18  # a bar's row, the bar, the gap between the two metrics

@@ -1,14 +1,12 @@
 """Speculative decoding's speed-up: Leviathan's formulas with the verify step priced by the roofline at batch B.
 
-The physics is sim/speculative.py (its docstring states every convention: what a verify step reads and computes,
-each draft kind's cost, the recurrent state's slots). The target is the anchor model. The figure draws the
+The physics is sim/techniques/speculative.py (its docstring states every convention: what a verify step reads and
+computes, each draft kind's cost, the recurrent state's slots). The target is the anchor model. The figure draws the
 speed-up against the batch, for the chosen γ and for the best γ at each batch, with the break-even line at 1.
 """
 
 from __future__ import annotations
 
-from sim import presets, roofline, speculative
-from sim.display import fmt_grouped, fmt_ms, fmt_sig
 from sim.kit import (
     Controls,
     Figure,
@@ -25,6 +23,9 @@ from sim.kit import (
     palette,
     view,
 )
+from sim.page.display import fmt_grouped, fmt_ms, fmt_sig
+from sim.physics import presets, roofline
+from sim.techniques import speculative
 
 TEXT = {
     "zh": {

@@ -1,20 +1,20 @@
 """Speculative sampling's accept/reject rule, run: the output follows the target p, not the draft q.
 
-The rule and its run are sim/speculative.py (`sample_rule`). Five candidate next tokens; the target's and the
+The rule and its run are sim/techniques/speculative.py (`sample_rule`). Five candidate next tokens; the target's and the
 draft's weights are editable (each set normalised to a distribution), with presets that fill both in. A temperature
-reshapes both alike (sim/sampling.py `heat`), as an engine applies a request's sampling settings to the target's and
-the draft's logits, so α can be read at any temperature. A seeded run of `samples` draws is drawn beside p and q as a
-histogram.
+reshapes both alike (sim/techniques/sampling.py `heat`), as an engine applies a request's sampling settings to the
+target's and the draft's logits, so α can be read at any temperature. A seeded run of `samples` draws is drawn beside p
+and q as a histogram.
 """
 
 from __future__ import annotations
 
-from sim import sampling, speculative
-from sim.display import fmt_grouped, fmt_pct
 from sim.kit import Controls, Figure, Flag, Range, Readouts, Select, Text, Widget, alt, output, palette, view
+from sim.page.display import fmt_grouped, fmt_pct
+from sim.techniques import sampling, speculative
 
 TOKENS = 5
-# target weights p, then draft weights q, in percent (sim.speculative's example, shared with sim.questions)
+# target weights p, then draft weights q, in percent (speculative's example, which sim/questions/ asks about too)
 PRESETS = {name: (speculative.EXAMPLE_TARGET, q) for name, q in speculative.EXAMPLE_DRAFTS.items()}
 P_FIELDS = tuple(f"p{i + 1}" for i in range(TOKENS))
 Q_FIELDS = tuple(f"q{i + 1}" for i in range(TOKENS))

@@ -6,7 +6,8 @@ earlier lessons link to it in both languages. (Every lesson's widgets and boxes,
 import pytest
 from playwright.sync_api import expect
 
-from sim import kv_layout, presets
+from sim.physics import presets
+from sim.serving import kv_layout
 from tests.browser.conftest import (
     browser_view,
     choose,

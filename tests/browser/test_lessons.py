@@ -18,7 +18,7 @@ time is mostly such loads, and a page's checks once took thirteen of them):
   shows): the page asks Python, which answers as CPython does, the page shows it, and the URL keeps it.
 - **On a 375 px phone**: nothing scrolls sideways, no text in a diagram or a plot is drawn below 11 px, every
   diagram shows whole in its frame with its text inside its drawing (a diagram wider than a phone has a narrow
-  drawing of its own, sim/svg.py responsive()), tables and display formulas fit with legible text, a plot's legend
+  drawing of its own, sim/page/svg.py responsive()), tables and display formulas fit with legible text, a plot's legend
   is clear of its curves and its axis titles, axe finds nothing but colour contrast (a theme's colours do not depend
   on the width), and the fills stand out in both themes (each width draws its own layout).
 - **From a link whose values are hostile**: each value falls back to what Python makes of it.
@@ -42,7 +42,7 @@ from builder import urls
 from builder.templates import js_number
 from sim import widgets
 from sim.kit import Number, Range, Select
-from sim.languages import DEFAULT
+from sim.page.languages import DEFAULT
 from sim.widgets import predict
 from tests.browser.conftest import (
     COURSE,

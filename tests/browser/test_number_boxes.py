@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from sim import kv_layout
+from sim.serving import kv_layout
 from tests.browser.conftest import cpython_view, open_ready, wait_for_output
 
 pytestmark = pytest.mark.lesson("kv-cache-serving")

@@ -167,7 +167,7 @@ def test_no_lesson_in_the_default_language(problems):
 
 def test_a_language_folder_the_site_does_not_know(problems):
     found = problems({"one.md": lesson("x\n"), "fr/one.md": lesson("x\n")})
-    assert_one(found, "fr", 1, "'fr' is not a site language (zh, en): add its code to sim/languages.py")
+    assert_one(found, "fr", 1, "'fr' is not a site language (zh, en): add its code to sim/page/languages.py")
 
 
 # --- the page: directives, widgets, math, links, ids, unsafe markup --------------------------------------

@@ -96,7 +96,7 @@ def test_vendor_assets_and_sim_zip(demo_site, tmp_path):
     assert len(zips) == 1 and f'data-sim-zip="py/{zips[0].name}"' in page
     with zipfile.ZipFile(zips[0]) as zf:
         zf.extractall(tmp_path)
-        assert "sim/presets/models.json" in zf.namelist()
+        assert "sim/physics/presets/models.json" in zf.namelist()
     # The zip alone is enough to run the simulator (as in Pyodide), and gives the same view.
     code = "import json, sim.widgets as w; print(w.render_json('roofline', '{\"T\": 99}'))"
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)

@@ -8,7 +8,7 @@ import re
 import pytest
 
 import build
-from sim.languages import LANGUAGES
+from sim.page.languages import LANGUAGES
 
 SOURCES, PROBLEMS, _ = build.load_sources(build.Paths())
 COURSE = SOURCES.course

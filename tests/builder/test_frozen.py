@@ -62,17 +62,17 @@ def test_a_figure_is_kept_for_the_code_it_depends_on_and_only_that(tmp_path):
     before = Code(sim, (expressions, seeds_py))
     assert not changed() and figures["goodput"](before) == figures["goodput"](Code(ROOT / "sim", (expressions,
                                                                                                    seeds_py)))
-    edit = sim / "sampling.py"
+    edit = sim / "techniques" / "sampling.py"
     edit.write_text(edit.read_text() + "\n")
     # The serving figures and the presets stay; what imports sampling is computed again, as is the registry, which
     # imports every widget by name.
     assert changed() == {"top-p", "sampling widget", "widgets"}
     before = Code(sim, (expressions, seeds_py))
-    edit = sim / "scheduler.py"  # slo imports it
+    edit = sim / "serving" / "scheduler.py"  # slo imports it
     edit.write_text(edit.read_text() + "\n")
     assert changed() == {"goodput", "slo-serving", "widgets"}
     before = Code(sim, (expressions, seeds_py))
-    (sim / "presets" / "extra.yml").write_text("a: 1\n")  # data counts as much as code, for every figure
+    (sim / "physics" / "presets" / "extra.yml").write_text("a: 1\n")  # data counts as much as code, for every figure
     assert changed() == set(figures)
     before = Code(sim, (expressions, seeds_py))
     expressions.write_text(expressions.read_text() + "\n")  # the names every expression sees

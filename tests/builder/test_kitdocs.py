@@ -14,7 +14,7 @@ from sim import kit
 def test_the_guides_kit_reference_is_the_one_the_docstrings_give():
     text = kitdocs.README.read_text(encoding="utf-8")
     assert kitdocs.rewritten(text) == text, (
-        f"lessons/README.md's kit reference differs from the docstrings of sim/kit/ and sim/display.py: run "
+        f"lessons/README.md's kit reference differs from the docstrings of sim/kit/ and sim/page/display.py: run "
         f"{kitdocs.COMMAND}")
 
 

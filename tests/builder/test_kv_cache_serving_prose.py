@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from builder import expressions
-from sim.presets import Model
+from sim.physics.presets import Model
 
 LESSONS = Path(__file__).resolve().parents[2] / "lessons"
 SIM = re.compile(r"\{sim\}`([^`]*)`")

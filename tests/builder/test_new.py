@@ -13,8 +13,9 @@ import pytest
 
 import build
 from builder import new, stdlib
-from sim import presets, roofline, widgets
-from sim.display import fmt_ms
+from sim import widgets
+from sim.page.display import fmt_ms
+from sim.physics import presets, roofline
 
 HERE = Path(__file__).parent
 FIGURE = fmt_ms(roofline.decode(presets.model("qwen3.8-27b"), presets.hardware("h100-sxm"), batch=1,

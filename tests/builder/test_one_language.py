@@ -163,7 +163,7 @@ ASK = "::: widget predict id=q\nquestion: {key}\n:::\n"
 
 def test_a_question_asked_only_in_english_needs_only_its_english_words(tmp_path):
     sim = tmp_path / "sim"
-    write(sim / "questions.py", QUESTIONS)
+    write(sim / "questions" / "one.py", QUESTIONS)
     lessons = [lesson("zh", "one", ASK.format(key="old")), lesson("en", "one", ASK.format(key="old")),
                lesson("en", "two", ASK.format(key="new"))]
     missing: list[Missing] = []
@@ -174,8 +174,8 @@ def test_a_question_asked_only_in_english_needs_only_its_english_words(tmp_path)
     lessons.append(lesson("zh", "two", "Intro.\n\n::: details Why?\n" + ASK.format(key="new") + ":::\n"))
     found = [(p.line, p.message) for p in check_text_blocks(sim, scan(lessons))]
     assert found == [
-        (9, "'new' is not a key of the default language's words (questions.py); add it there or remove it"),
-        (10, "'new.mistake.y' is not a key of the default language's words (questions.py); add it there or remove it")]
+        (9, "'new' is not a key of the default language's words (one.py); add it there or remove it"),
+        (10, "'new.mistake.y' is not a key of the default language's words (one.py); add it there or remove it")]
 
 
 def test_words_every_widget_shares_are_needed_in_each_language_with_a_widget_page(tmp_path):

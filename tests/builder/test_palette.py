@@ -10,7 +10,7 @@ import pytest
 
 from sim import widgets
 from sim.kit import palette
-from sim.languages import LANGUAGES
+from sim.page.languages import LANGUAGES
 
 CSS = Path(__file__).resolve().parents[2] / "site" / "static" / "css"
 DEFINED = re.compile(r"--sim-([a-z-]+):\s*(light-dark\([^;]*\)|var\(--[a-z-]+\));")

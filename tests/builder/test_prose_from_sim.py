@@ -8,8 +8,8 @@ import shutil
 import pytest
 
 import build
-from sim import presets, roofline
-from sim.display import fmt_ms
+from sim.page.display import fmt_ms
+from sim.physics import presets, roofline
 
 SIM_VALUE = re.compile(r'<span class="sim-value">([^<]*)</span>')
 
@@ -49,7 +49,7 @@ def test_prose_changes_with_a_preset(tmp_path, patched_presets):
     patched_page = build_lesson(tmp_path / "patched")
     patched_step = decode_step_text()
     patched_values = SIM_VALUE.findall(patched_page)
-    presets.PRESETS_DIR = str(build.ROOT / "sim" / "presets")  # back to the real presets for the comparison build
+    presets.PRESETS_DIR = str(build.ROOT / "sim" / "physics" / "presets")  # back to the real presets for the comparison build
     presets._hardware_table.cache_clear()
     real_page = build_lesson(tmp_path / "real", frozen="read")
     real_step = decode_step_text()

@@ -71,8 +71,8 @@ def test_the_simulator_is_sent_stripped_and_never_reads_a_docstring():
                if re.search(r"__doc__|getdoc|get_docstring", path.read_text(encoding="utf-8"))]
     assert readers == []  # under stripping __doc__ is None; nothing may depend on it
     with zipfile.ZipFile(io.BytesIO(pack_sim(sim)[1])) as zf:
-        original = (sim / "roofline.py").read_text(encoding="utf-8")
-        sent = zf.read("sim/roofline.py").decode()
+        original = (sim / "physics" / "roofline.py").read_text(encoding="utf-8")
+        sent = zf.read("sim/physics/roofline.py").decode()
     assert ast.get_docstring(ast.parse(original)) and ast.get_docstring(ast.parse(sent)) is None
     assert sent.count("\n") == original.count("\n")
     assert not [t for t in tokenize.generate_tokens(io.StringIO(sent).readline) if t.type == tokenize.COMMENT]

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from builder import expressions
-from sim import presets, quantization
+from sim.physics import presets
+from sim.techniques import quantization
 
 LESSONS = Path(__file__).resolve().parents[2] / "lessons"
 SIM = re.compile(r"\{sim\}`([^`]*)`")

@@ -38,7 +38,7 @@ def test_the_cut_holds_exactly_the_traced_modules_that_are_not_frozen(site_stdli
     # Pyodide's boot, the worker's unpacking and the simulator's own imports are all found
     assert {"_pyodide._base", "asyncio", "zipfile", "json", "dataclasses", "decimal"} <= names
     assert not names & {"unittest", "tkinter", "sqlite3", "xml", "pydoc"}
-    # Nor what the site took care not to need (sim/markup.py; the worker's FORGET_LISTINGS).
+    # Nor what the site took care not to need (sim/page/markup.py; the worker's FORGET_LISTINGS).
     assert not names & {"html", "html.entities", "importlib.metadata", "email"}
     frozen = {m.name for m in site_stdlib.modules if m.frozen}
     assert {"importlib._bootstrap", "os", "codecs"} <= frozen
@@ -49,8 +49,8 @@ def test_each_module_says_what_imported_it(site_stdlib):
     by_name = {m.name: m for m in site_stdlib.modules}
     assert by_name["asyncio"].during == "Pyodide's boot" and by_name["asyncio"].by is None
     decimal = by_name["decimal"]
-    assert decimal.by == "sim.presets" and decimal.during.startswith("import the widget ")
-    assert f"decimal: decimal.py ({decimal.during}, imported by sim.presets)" in site_stdlib.listing()
+    assert decimal.by == "sim.physics.presets" and decimal.during.startswith("import the widget ")
+    assert f"decimal: decimal.py ({decimal.during}, imported by sim.physics.presets)" in site_stdlib.listing()
 
 
 def test_sources_lose_their_comments_and_docstrings_and_nothing_else(site_stdlib):

@@ -8,7 +8,7 @@ import re
 import pytest
 
 import build
-from sim.languages import LANGUAGES
+from sim.page.languages import LANGUAGES
 
 SOURCES = build.load_sources(build.Paths())[0]
 SYMBOLS = {r"\pi": "π", r"\beta": "β"}  # LaTeX letters as they print

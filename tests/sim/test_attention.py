@@ -1,4 +1,4 @@
-"""sim/attention.py: KV per token is DeepSeek-V2's Table 1 for every mechanism, the published designs' figures come
+"""sim/techniques/attention.py: KV per token is DeepSeek-V2's Table 1 for every mechanism, the published designs' figures come
 out (OPT-13B's 800 KB, DeepSeek-V3's 576 elements per layer, Qwen3-Next's 24 KiB), GQA spans MQA to MHA, and the
 step's attention and state operations are the roofline's."""
 
@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from sim import attention as at
-from sim import cache, presets, roofline, widgets
+from sim import widgets
+from sim.physics import cache, presets, roofline
+from sim.techniques import attention as at
 
 H100 = presets.hardware("h100-sxm")
 KIB = 1024

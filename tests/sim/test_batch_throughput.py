@@ -4,7 +4,8 @@ import re
 
 import pytest
 
-from sim import kit, presets, widgets
+from sim import kit, widgets
+from sim.physics import presets
 from sim.widgets import batch_throughput
 from tests.sim.test_widgets import check_view
 

@@ -5,7 +5,8 @@ import math
 
 import pytest
 
-from sim import batching, presets, roofline
+from sim.physics import presets, roofline
+from sim.serving import batching
 
 ANCHOR = presets.model("qwen3.8-27b")
 LLAMA = presets.model("llama-2-7b")

@@ -8,8 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim import kit, presets, scheduler, svg, widgets
-from sim.display import fmt_duration
+from sim import kit, widgets
+from sim.page import svg
+from sim.page.display import fmt_duration
+from sim.physics import presets
+from sim.serving import scheduler
 from sim.widgets import batching_timeline
 from tests.sim.test_properties import json_values
 from tests.sim.test_widgets import check_view
@@ -26,7 +29,7 @@ def render(state: dict) -> dict:
 
 
 def drawings(markup: str) -> list[ET.Element]:
-    """The wide and the narrow <svg> of a sim/svg.py responsive() diagram."""
+    """The wide and the narrow <svg> of a sim/page/svg.py responsive() diagram."""
     layouts = list(ET.fromstring(f"<figure>{markup}</figure>"))
     assert [d.get("class") for d in layouts] == ["layout-wide", "layout-narrow"]
     assert all(len(d) == 1 and d[0].tag == f"{SVG}svg" for d in layouts)

@@ -6,9 +6,9 @@ import string
 
 import pytest
 
-from sim import memory, model_size, presets
 from sim.kit import capacity
-from sim.languages import LANGUAGES
+from sim.page.languages import LANGUAGES
+from sim.physics import memory, model_size, presets
 
 A100 = presets.hardware("a100-sxm-80gb")  # "80 GB" as the device reports it: 81,920 MiB
 A100_BYTES = 81_920 * 2**20  # 85,899,345,920 B (80e9 B on the datasheet)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from sim.display import (
+from sim.page.display import (
     coarse,
     fmt_bytes,
     fmt_duration,

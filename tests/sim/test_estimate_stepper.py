@@ -7,8 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim import presets, widgets
+from sim import widgets
 from sim.kit import Flag
+from sim.physics import presets
 from sim.widgets import estimate_stepper
 from sim.widgets.estimate_stepper import describe_ratio
 from tests.sim.test_widgets import check_view

@@ -1,7 +1,9 @@
-"""sim/feasibility.py: the configurations a lesson quotes that do not fit in memory are told, searches' trials are
+"""sim/physics/feasibility.py: the configurations a lesson quotes that do not fit in memory are told, searches' trials are
 not, and as_if_it_fit accepts them."""
 
-from sim import feasibility, interference, memory, presets, quantization, roofline, sampling, speculative
+from sim.physics import feasibility, memory, presets, roofline
+from sim.serving import interference
+from sim.techniques import quantization, sampling, speculative
 
 ANCHOR, H100, H200 = presets.model("qwen3.8-27b"), presets.hardware("h100-sxm"), presets.hardware("h200-sxm")
 FIT = memory.max_batch(ANCHOR, H100, context=1024)  # 137

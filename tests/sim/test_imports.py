@@ -27,5 +27,5 @@ def test_standard_library_imports_are_at_module_level(path):
 
 
 def test_the_rule_sees_an_import_in_a_function():
-    tree = ast.parse("import json\ndef f():\n    import decimal\n    from sim import cache\n")
+    tree = ast.parse("import json\ndef f():\n    import decimal\n    from sim.physics import cache\n")
     assert late_imports(tree) == [(3, "decimal")]

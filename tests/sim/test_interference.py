@@ -1,6 +1,7 @@
 import pytest
 
-from sim import interference, presets, roofline, scheduler
+from sim.physics import presets, roofline
+from sim.serving import interference, scheduler
 
 ANCHOR = presets.model("qwen3.8-27b")
 H100 = presets.hardware("h100-sxm")

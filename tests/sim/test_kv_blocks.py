@@ -8,9 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim import kv_layout, presets, svg, widgets
-from sim.display import fmt_bytes, fmt_grouped, fmt_sig
+from sim import widgets
 from sim.kit import config_problems
+from sim.page import svg
+from sim.page.display import fmt_bytes, fmt_grouped, fmt_sig
+from sim.physics import presets
+from sim.serving import kv_layout
 from sim.widgets import kv_blocks
 from tests.sim.test_properties import json_values
 from tests.sim.test_widgets import check_view
@@ -152,7 +155,7 @@ def test_the_block_size_slider_steps_through_the_powers_of_two():
 
 
 def drawings(markup: str) -> list[ET.Element]:
-    """The wide and the narrow <svg> of a sim/svg.py responsive() diagram."""
+    """The wide and the narrow <svg> of a sim/page/svg.py responsive() diagram."""
     layouts = list(ET.fromstring(f"<figure>{markup}</figure>"))
     assert [d.get("class") for d in layouts] == ["layout-wide", "layout-narrow"]
     assert all(len(d) == 1 and d[0].tag == f"{SVG}svg" for d in layouts)

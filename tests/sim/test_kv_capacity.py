@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim import memory, presets, svg, widgets
+from sim import widgets
+from sim.page import svg
+from sim.physics import memory, presets
 from sim.widgets import kv_capacity
 from tests.sim.test_properties import json_values
 from tests.sim.test_widgets import check_responsive, check_view

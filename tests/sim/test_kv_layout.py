@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim import cache, kv_layout, model_size, presets, roofline, scheduler, traces
-from sim.kv_layout import NEVER_USED, RESERVED, SHARED, TOKEN, Request
+from sim.physics import cache, model_size, presets, roofline
+from sim.serving import kv_layout, scheduler, traces
+from sim.serving.kv_layout import NEVER_USED, RESERVED, SHARED, TOKEN, Request
 
 ANCHOR, QWEN32B, LLAMA = (presets.model(k) for k in ("qwen3.8-27b", "qwen3-32b", "llama-2-7b"))
 # The H100 at its datasheet's 80 GB as 80e9 bytes, so that the figures below do not move with the preset's memory.

@@ -2,7 +2,7 @@
 
 import pytest
 
-from sim import latency
+from sim.serving import latency
 
 
 def test_end_to_end_latency_of_the_reference_example():

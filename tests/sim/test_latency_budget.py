@@ -147,7 +147,7 @@ def test_any_state_renders(state):
 
 
 def drawings(markup: str) -> tuple[str, str]:
-    """The wide and the narrow drawing of a sim/svg.py responsive() diagram."""
+    """The wide and the narrow drawing of a sim/page/svg.py responsive() diagram."""
     found = re.fullmatch(r'<div class="layout-wide">(<svg.*</svg>)</div><div class="layout-narrow" data-pagefind-ignore="">(<svg.*</svg>)</div>',
                          markup)
     assert found, markup[:200]

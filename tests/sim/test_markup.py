@@ -1,11 +1,11 @@
-"""sim.markup.escape is html.escape, without importing html (and html.entities) in the browser."""
+"""sim.page.markup.escape is html.escape, without importing html (and html.entities) in the browser."""
 
 import html
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.markup import escape
+from sim.page.markup import escape
 
 
 @given(st.text(alphabet=st.characters(codec="utf-8") | st.sampled_from("&<>\"'")), st.booleans())

@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from sim.matmul import matmul_cost
+from sim.physics.matmul import matmul_cost
 
 # Qwen3.8-27B's FFN up-projection: hidden d = 5,120, intermediate f = 17,408.
 D, F = 5_120, 17_408

@@ -5,7 +5,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from sim import svg, widgets
+from sim import widgets
+from sim.page import svg
 from sim.widgets import matmul_shapes
 from tests.sim.test_widgets import check_responsive, check_view, drawings
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from sim import measured, presets
+from sim.physics import measured, presets
 from sim.widgets import measured_matmul
 
 A100, H100 = presets.hardware("a100-sxm-80gb"), presets.hardware("h100-sxm")

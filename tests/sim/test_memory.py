@@ -2,7 +2,7 @@ import dataclasses
 
 import pytest
 
-from sim import memory, model_size, presets
+from sim.physics import memory, model_size, presets
 
 ANCHOR = presets.model("qwen3.8-27b")
 H100 = presets.hardware("h100-sxm")  # 80 GB as the device reports it: 81,559 MiB = 85,520,809,984 B

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim import presets, roofline, widgets
+from sim import widgets
+from sim.physics import presets, roofline
 from sim.widgets import phase_table
 from tests.sim.test_widgets import check_view
 

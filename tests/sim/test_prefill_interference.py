@@ -3,7 +3,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from sim import interference, presets, svg
+from sim.page import svg
+from sim.physics import presets
+from sim.serving import interference
 from sim.widgets import prefill_interference as widget
 from tests.sim.test_widgets import SVG, check_responsive, check_view
 

@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from sim import model_size, presets
+from sim.physics import model_size, presets
 
 
 def test_hardware_figures_are_converted_to_si_exactly():
@@ -93,7 +93,7 @@ def test_nvlink_is_each_way_half_the_datasheets_both_ways_figure_with_its_source
 
 def test_llama_2_13b_has_the_parameter_count_of_its_checkpoint():
     # meta-llama/Llama-2-13b-hf: 13,015,864,320 parameters (BF16 safetensors, 26.03 GB).
-    from sim import model_size
+    from sim.physics import model_size
     assert model_size.resident_params(presets.model("llama-2-13b")) == 13_015_864_320
 
 

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim import memory, presets, roofline, widgets
+from sim import widgets
+from sim.physics import memory, presets, roofline
 from tests.sim.test_widgets import check_view
 
 models = st.sampled_from(presets.model_keys()).map(presets.model)

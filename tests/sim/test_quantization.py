@@ -1,4 +1,4 @@
-"""sim/quantization.py: the FP8 grids are the formats', rounding errors match their closed forms, finer scales and
+"""sim/techniques/quantization.py: the FP8 grids are the formats', rounding errors match their closed forms, finer scales and
 AWQ's search cut the error, and decode's step times are the per-operation roofline with the formats' bytes and peaks:
 BF16 is roofline.decode exactly, W4A16 gains nothing past the ridge, and GPTQ's OPT-175B memory arithmetic holds."""
 
@@ -9,8 +9,9 @@ import random
 
 import pytest
 
-from sim import memory, model_size, presets, roofline, widgets
-from sim import quantization as q
+from sim import widgets
+from sim.physics import memory, model_size, presets, roofline
+from sim.techniques import quantization as q
 
 ANCHOR, H100, A100 = presets.model("qwen3.8-27b"), presets.hardware("h100-sxm"), presets.hardware("a100-sxm-80gb")
 MODELS = [presets.model(k) for k in presets.model_keys()]

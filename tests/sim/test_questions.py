@@ -2,11 +2,15 @@ import dataclasses
 import math
 import re
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
-from sim import interference, presets, roofline, scheduler, slo, speculative, widgets
-from sim.questions import QUESTIONS, TEXT
+from sim import widgets
+from sim.physics import presets, roofline
+from sim.questions import LESSONS, QUESTIONS
+from sim.serving import interference, scheduler, slo
+from sim.techniques import speculative
 from tests.sim.test_widgets import check_view
 
 # Hand-computed from config numbers: Llama-2-7B matmul weights = (32 layers x (4 x 4096^2 + 3 x 4096 x 11008)
@@ -271,7 +275,7 @@ def test_every_question_has_a_hand_computed_answer_and_its_mistakes():
                                               f"order, {names}; it names {list(MISTAKES[key])}")
     for table, entries in (("EXPECTED", EXPECTED), ("MISTAKES", MISTAKES)):
         stale = sorted(set(entries) - set(QUESTIONS))
-        assert not stale, f"{HERE}: {table} has {stale}, no question in sim/questions.py: remove them"
+        assert not stale, f"{HERE}: {table} has {stale}, no question in sim/questions/: remove them"
 
 
 @pytest.mark.parametrize("key, index", ALL_MISTAKES)
@@ -305,7 +309,7 @@ def test_every_question_is_derived_in_both_languages_with_the_same_answer(key):
 def test_every_mistake_has_words_in_both_languages_with_its_numbers_filled(key, index):
     q = QUESTIONS[key]
     text_key = f"{key}.mistake.{q.mistakes[index].key}"
-    assert text_key in TEXT["zh"] and text_key in TEXT["en"]
+    assert text_key in q.text["zh"] and text_key in q.text["en"]
     zh, en = q.mistake_text(index, "zh"), q.mistake_text(index, "en")
     for sentence in (zh, en):
         assert "{" not in sentence and "}" not in sentence, sentence
@@ -316,9 +320,29 @@ def test_every_mistake_has_words_in_both_languages_with_its_numbers_filled(key, 
     assert NUMBER.findall(answer)[-1] in NUMBER.findall(en), (answer, en)
 
 
-def test_words_are_only_derivations_and_mistakes():
-    keys = set(QUESTIONS) | {f"{key}.mistake.{m.key}" for key, q in QUESTIONS.items() for m in q.mistakes}
-    assert set(TEXT["zh"]) == set(TEXT["en"]) == keys
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda m: m.__name__.rpartition(".")[2])
+def test_a_lesson_modules_words_are_only_its_questions_derivations_and_mistakes(lesson):
+    keys = {q.key for q in lesson.QUESTIONS} | {f"{q.key}.mistake.{m.key}" for q in lesson.QUESTIONS for m in q.mistakes}
+    assert set(lesson.TEXT["zh"]) == set(lesson.TEXT["en"]) == keys
+    assert all(q.text is lesson.TEXT for q in lesson.QUESTIONS)
+
+
+QUESTIONS_DIR = Path(__file__).resolve().parents[2] / "sim" / "questions"
+LESSONS_DIR = Path(__file__).resolve().parents[2] / "lessons"
+MACHINERY = {"__init__", "question"}  # the registry and what a question is; every other module is a lesson's
+
+
+def test_every_lesson_module_is_gathered():
+    modules = {p.stem for p in QUESTIONS_DIR.glob("*.py")} - MACHINERY
+    assert modules == {m.__name__.rpartition(".")[2] for m in LESSONS}, "add the new module to sim/questions LESSONS"
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda m: m.__name__.rpartition(".")[2])
+def test_a_lesson_module_holds_the_questions_its_lesson_asks_and_nothing_else(lesson):
+    slug = lesson.__name__.rpartition(".")[2].replace("_", "-")
+    asked = {key for page in LESSONS_DIR.glob(f"*/{slug}.md")
+             for key in re.findall(r"^question:\s*(\S+)", page.read_text(encoding="utf-8"), re.M)}
+    assert {q.key for q in lesson.QUESTIONS} == asked
 
 
 @pytest.mark.parametrize("key, guess, mistake", [

@@ -12,7 +12,8 @@ from dataclasses import replace
 
 import pytest
 
-from sim import measured, presets, replay, scheduler
+from sim.physics import measured, presets
+from sim.serving import replay, scheduler
 from sim.widgets import engine_replay
 
 RUN = measured.run("rtx-4090")
@@ -44,7 +45,7 @@ def test_the_committed_fit_is_what_fit_finds():
 
 
 def test_the_committed_profiled_replay_is_what_the_profile_gives():
-    # renew with: python -c "from sim import replay; replay.write_profiled()"
+    # renew with: python -c "from sim.serving import replay; replay.write_profiled()"
     assert [list(r) for r in replay.shipped_profiled("rtx-4090")] == replay.profiled_requests("rtx-4090")
 
 
@@ -146,7 +147,7 @@ def test_the_command_line_prints_measured_and_predicted_with_each_error():
 def test_bad_input_is_one_line_naming_the_field_and_exit_status_2(args, message):
     code, out, err = _cli(*args)
     assert code == 2 and out == ""
-    assert err.count("\n") == 1 and err.startswith("sim.replay: ") and message in err
+    assert err.count("\n") == 1 and err.startswith("sim.serving.replay: ") and message in err
 
 
 def test_a_meta_without_the_kv_pool_names_the_field(tmp_path):
@@ -159,7 +160,7 @@ def test_a_meta_without_the_kv_pool_names_the_field(tmp_path):
 
 
 def test_python_dash_m_runs_the_command_line():
-    done = subprocess.run([sys.executable, "-m", "sim.replay", "--help"], capture_output=True, text=True, check=False)
-    assert done.returncode == 0 and "python -m sim.replay REQUESTS.jsonl META.json --gpu KEY" in done.stdout
-    done = subprocess.run([sys.executable, "-m", "sim.replay", FILES[0]], capture_output=True, text=True, check=False)
-    assert done.returncode == 2 and done.stderr.startswith("sim.replay: ")
+    done = subprocess.run([sys.executable, "-m", "sim.serving.replay", "--help"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and "python -m sim.serving.replay REQUESTS.jsonl META.json --gpu KEY" in done.stdout
+    done = subprocess.run([sys.executable, "-m", "sim.serving.replay", FILES[0]], capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and done.stderr.startswith("sim.serving.replay: ")

@@ -1,4 +1,4 @@
-"""The request-path widget and sim/request.py: each cell's bytes, FLOPs and time, computed by hand from the config."""
+"""The request-path widget and sim/serving/request.py: each cell's bytes, FLOPs and time, computed by hand from the config."""
 
 import dataclasses
 import itertools
@@ -8,8 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim import cache, presets, request, widgets
+from sim import widgets
 from sim.kit import Flag
+from sim.physics import cache, presets
+from sim.serving import request
 from sim.widgets import request_path
 from tests.sim.test_widgets import check_view
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from sim import cache, model_size, presets, roofline
+from sim.physics import cache, model_size, presets, roofline
 
 ANCHOR = presets.model("qwen3.8-27b")
 H100 = presets.hardware("h100-sxm")

@@ -1,4 +1,4 @@
-"""sim/sampling.py: the synthetic distributions by hand, the rules' definitions (temperature on logits, the nucleus as
+"""sim/techniques/sampling.py: the synthetic distributions by hand, the rules' definitions (temperature on logits, the nucleus as
 the smallest set reaching p, min-p relative to the top token, ties by token id), temperature -> 0 converging to
 greedy, 10^5 draws within 1% total variation, and the sampling step's bytes and operations against hand counts."""
 
@@ -11,8 +11,10 @@ import re
 
 import pytest
 
-from sim import presets, roofline, sampling, widgets
-from sim.sampling import Group, Settings
+from sim import widgets
+from sim.physics import presets, roofline
+from sim.techniques import sampling
+from sim.techniques.sampling import Group, Settings
 from tests.sim.test_widgets import check_view
 
 V = 248_320  # the anchor's vocabulary (Qwen3.8-27B config.json, vocab_size)

@@ -5,8 +5,9 @@ from collections import deque
 
 import pytest
 
-from sim import cache, model_size, presets, roofline, scheduler, traces
-from sim.traces import Request
+from sim.physics import cache, model_size, presets, roofline
+from sim.serving import scheduler, traces
+from sim.serving.traces import Request
 
 ANCHOR, QWEN32, LLAMA = (presets.model(k) for k in ("qwen3.8-27b", "qwen3-32b", "llama-2-7b"))
 H100, A100, B200 = (presets.hardware(k) for k in ("h100-sxm", "a100-sxm-80gb", "b200"))

@@ -2,7 +2,8 @@
 
 import pytest
 
-from sim import cache, memory, model_size, presets, roofline, serving
+from sim.physics import cache, memory, model_size, presets, roofline
+from sim.serving import serving
 
 ANCHOR = presets.model("qwen3.8-27b")
 LLAMA = presets.model("llama-2-7b")

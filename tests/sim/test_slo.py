@@ -1,4 +1,4 @@
-"""sim/slo.py: the three policies under latency targets, their invariants, and the figures the lesson prints."""
+"""sim/serving/slo.py: the three policies under latency targets, their invariants, and the figures the lesson prints."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from sim import cache, presets, roofline, scheduler, slo, traces
+from sim.physics import cache, presets, roofline
+from sim.serving import scheduler, slo, traces
 from sim.widgets import slo_serving
 
 ANCHOR, H100 = presets.model("qwen3.8-27b"), presets.hardware("h100-sxm")

@@ -1,4 +1,4 @@
-"""sim/speculative.py: the rule is exact, the closed forms match a Monte-Carlo run and Leviathan's Table 1, and the
+"""sim/techniques/speculative.py: the rule is exact, the closed forms match a Monte-Carlo run and Leviathan's Table 1, and the
 roofline's speed-up keeps the bounds the paper proves."""
 
 from __future__ import annotations
@@ -7,7 +7,10 @@ import math
 
 import pytest
 
-from sim import cache, model_size, presets, roofline, sampling, scheduler, speculative, widgets
+from sim import widgets
+from sim.physics import cache, model_size, presets, roofline
+from sim.serving import scheduler
+from sim.techniques import sampling, speculative
 from sim.widgets import spec_decode, spec_sampling
 
 ANCHOR, H100, A100 = presets.model("qwen3.8-27b"), presets.hardware("h100-sxm"), presets.hardware("a100-sxm-80gb")

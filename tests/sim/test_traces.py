@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from sim import traces
+from sim.serving import traces
 
 
 @pytest.mark.parametrize("preset, prompt, output", [("orca", (32, 512), (1, 128)), ("chat", (32, 1024), (1, 1024))])

@@ -31,7 +31,7 @@ NARROW_MAX_WIDTH = 320  # a 375 px phone's frame is about 291-317 px: a wider dr
 
 
 def drawings(markup: str) -> dict:
-    """The svg roots of a responsive diagram (sim/svg.py responsive), by layout: {"wide": …, "narrow": …}."""
+    """The svg roots of a responsive diagram (sim/page/svg.py responsive), by layout: {"wide": …, "narrow": …}."""
     root = ET.fromstring(f"<root>{markup}</root>")
     assert [child.tag for child in root] == ["div", "div"], markup[:200]
     found = {child.get("class").removeprefix("layout-"): child for child in root}

@@ -1,0 +1,422 @@
+"""A real vLLM run replayed through the course's scheduler: the same requests at the times the engine queued them,
+with the engine's settings, costed by the roofline (with or without efficiencies) or by a per-operation profile.
+
+How a run is replayed (`predicted`):
+- requests: each measured request (sim/physics/measured.py) becomes a trace request arriving when the engine queued it,
+  with its prompt and output tokens;
+- scheduler: continuous batching with paged KV and chunked prefill (scheduler.schedule with `token_budget`), as
+  vLLM V1 schedules: the token budget is the run's max_num_batched_tokens, the batch cap its max_num_seqs, and the
+  KV pool the num_gpu_blocks its engine reported (`kv_blocks`, no watermark). What the replay leaves out: prefix
+  caching (on in the shipped run; its ShareGPT prompts share little), CUDA graphs and the CPU's work between
+  steps, and the sampler's own time beyond the LM head;
+- cost "roofline": sim/physics/step.py's step_cost on the GPU as presets.achieved gives it at the chosen efficiencies
+  (bandwidth and compute), 1.0 being the bound;
+- cost "profiled" (`ProfiledCost`): each step's time read from the shipped vLLM profile of that GPU and model,
+  nothing fitted: every decoder layer's operations at the step's token count (interpolated linearly between the
+  profiled counts), the layer's attention at the step's prefill chunk, its earlier tokens, its decoders and their
+  mean context (interpolated linearly on each axis of the profile's grid, which was measured with prefill and
+  decode in one kernel launch, as vLLM runs them), times the layers; plus the embedding and final norm once, and the
+  LM head and sampler for the sampled tokens. A step with several prompt chunks is costed as one chunk of their
+  tokens after their token-weighted mean of earlier tokens.
+
+Metrics (`summary`) are those of sim/physics/measured.py for both sides: p50 and p90 of TTFT and TPOT, p50 and mean of
+the latency, over every request, percentiles interpolated as numpy's default (scheduler.percentile).
+
+The efficiencies that make the roofline match the shipped run (`FITTED`) are fitted on that run only (`fit`): the
+pair on a 0.01 grid with the least sum of squared relative errors over the six metrics, found coarse to fine. They
+are committed, and a test fits them again; the browser never fits.
+
+The command line (`python -m sim.serving.replay REQUESTS.jsonl META.json --gpu KEY ...`) is `main`;
+`python -m sim.serving.replay --help` says how to use it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+
+from sim.physics import measured, presets
+from sim.physics.step import step_cost
+from sim.serving import scheduler
+from sim.serving.traces import Request
+
+METRICS = ("ttft_p50_s", "ttft_p90_s", "tpot_p50_s", "tpot_p90_s", "latency_p50_s", "latency_mean_s")
+COSTS = ("roofline", "profiled")
+# (bandwidth, compute) efficiencies fitted on each shipped run (fit(); tests/sim/test_replay.py fits them again).
+FITTED = {"rtx-4090": (0.97, 0.62)}
+FIT_COARSE = 0.05  # fit(): the first grid's step; then 0.01 around its best
+FIT_RANGE = (0.3, 1.0)
+
+
+def summary(ttfts, tpots, latencies) -> dict:
+    """The six metrics of METRICS from per-request values, in seconds."""
+    t, p, lat = sorted(ttfts), sorted(x for x in tpots if x is not None), sorted(latencies)
+    return {"ttft_p50_s": scheduler.percentile(t, 50), "ttft_p90_s": scheduler.percentile(t, 90),
+            "tpot_p50_s": scheduler.percentile(p, 50), "tpot_p90_s": scheduler.percentile(p, 90),
+            "latency_p50_s": scheduler.percentile(lat, 50), "latency_mean_s": math.fsum(lat) / len(lat)}
+
+
+def measured_summary(run: measured.Run) -> dict:
+    rs = run.requests
+    return summary([r.ttft_s for r in rs], [r.tpot_s for r in rs], [r.latency_s for r in rs])
+
+
+def check_run(run: measured.Run) -> None:
+    """Refuse a run whose settings the scheduler cannot model yet, naming the setting."""
+    s = run.settings
+    if s.tensor_parallel_size != 1:
+        raise ValueError(f"tensor_parallel_size is {s.tensor_parallel_size}: the replay models one GPU (tensor "
+                         f"parallelism comes with its own lesson)")
+    if s.data_parallel_size != 1:
+        raise ValueError(f"data_parallel_size is {s.data_parallel_size}: the replay models one engine")
+    if s.block_size != scheduler.BLOCK_SIZE:
+        raise ValueError(f"kv_cache.block_size is {s.block_size}: the scheduler pages KV in blocks of "
+                         f"{scheduler.BLOCK_SIZE} tokens")
+    if s.max_num_batched_tokens < s.max_num_seqs:
+        raise ValueError("max_num_batched_tokens is below max_num_seqs: every decoder needs a token of the budget")
+
+
+def trace(run: measured.Run) -> tuple[Request, ...]:
+    return tuple(Request(i, r.queued_s, r.prompt_tokens, r.output_tokens) for i, r in enumerate(run.requests))
+
+
+def predicted(run: measured.Run, hw: presets.Hardware, m: presets.Model, cost: str = "roofline",
+              bandwidth_efficiency: float = 1.0, compute_efficiency: float = 1.0,
+              profile: measured.Profile | None = None) -> tuple[scheduler.Served, ...]:
+    """Every request of the run as the scheduler serves it (see the module docstring)."""
+    check_run(run)
+    if cost not in COSTS:
+        raise ValueError(f"cost must be one of {COSTS}")
+    gpu = presets.achieved(hw, compute_efficiency=compute_efficiency, bandwidth_efficiency=bandwidth_efficiency)
+    if cost == "roofline":
+        step = step_cost(m, gpu)
+    else:
+        if profile is None:
+            raise ValueError("the profiled cost needs a profile")
+        step = ProfiledCost(profile, m.layers)
+    s = run.settings
+    return scheduler.served(trace(run), m, gpu, "continuous", s.max_num_seqs, "paged", cost=step,
+                            token_budget=s.max_num_batched_tokens, kv_blocks=s.num_gpu_blocks)
+
+
+def predicted_summary(served) -> dict:
+    return summary([x.ttft_s for x in served], [x.tpot_s for x in served], [x.latency_s for x in served])
+
+
+def errors(predicted_metrics: dict, measured_metrics: dict) -> dict:
+    """Each metric's relative error, predicted / measured - 1."""
+    return {k: predicted_metrics[k] / measured_metrics[k] - 1 for k in METRICS}
+
+
+def fit(run: measured.Run, hw: presets.Hardware, m: presets.Model) -> tuple[float, float]:
+    """The (bandwidth, compute) efficiencies on a 0.01 grid that make the roofline replay closest to the run: the
+    least sum of squared relative errors over METRICS, searched on a FIT_COARSE grid over FIT_RANGE, then on the
+    0.01 grid within one coarse step of the best (ties to the higher efficiencies)."""
+    target = measured_summary(run)
+    seen = {}
+
+    def loss(bw: int, fl: int) -> float:
+        if (bw, fl) not in seen:
+            got = predicted_summary(predicted(run, hw, m, bandwidth_efficiency=bw / 100, compute_efficiency=fl / 100))
+            seen[(bw, fl)] = math.fsum(e * e for e in errors(got, target).values())
+        return seen[(bw, fl)]
+
+    low, high, coarse = round(FIT_RANGE[0] * 100), round(FIT_RANGE[1] * 100), round(FIT_COARSE * 100)
+    grid = range(high, low - 1, -coarse)
+    best = min(((bw, fl) for bw in grid for fl in grid), key=lambda p: loss(*p))
+    fine = [(bw, fl) for bw in range(min(high, best[0] + coarse), max(low, best[0] - coarse) - 1, -1)
+            for fl in range(min(high, best[1] + coarse), max(low, best[1] - coarse) - 1, -1)]
+    bw, fl = min(fine, key=lambda p: loss(*p))
+    return bw / 100, fl / 100
+
+
+def _between(points, x: float) -> float:
+    """Linear interpolation of sorted (x, y) points at x; beyond either end, the nearest two points' line."""
+    xs = [p[0] for p in points]
+    i = min(max(bisect.bisect_left(xs, x), 1), len(points) - 1)
+    (x0, y0), (x1, y1) = points[i - 1], points[i]
+    return y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+
+
+def _bracket(axis: tuple, x: float) -> tuple[tuple[int, float], ...]:
+    """The grid values around x on one axis with their weights (linear; beyond the ends, extrapolated)."""
+    if len(axis) == 1:
+        return ((axis[0], 1.0),)
+    i = min(max(bisect.bisect_left(axis, x), 1), len(axis) - 1)
+    a, b = axis[i - 1], axis[i]
+    w = (x - a) / (b - a)
+    return ((a, 1 - w), (b, w))
+
+
+@dataclass
+class ProfiledCost:
+    """scheduler's step-cost interface answered from a vLLM profile (see the module docstring). Not linear in the
+    context (pair_s > kv_row_s), so the scheduler runs it step by step."""
+
+    profile: measured.Profile
+    layers: int
+    state_s: float = 0.0
+    pair_s: float = 1.0
+    kv_row_s: float = 0.0
+    _axes: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self):
+        keys = self.profile.attention
+        mixed = [k for k in keys if k[0] and k[2]]
+        self._axes = {
+            "mixed": tuple(sorted({k[i] for k in mixed}) for i in range(4)),
+            "decode": tuple(sorted({k[i] for k in keys if not k[0] and k[2]}) for i in (2, 3)),
+            "prefill": tuple(sorted({k[i] for k in keys if k[0] and not k[2]}) for i in (0, 1)),
+        }
+
+    def _layer_s(self, tokens: int) -> float:
+        d = self.profile.dense
+        ops = ("qkv_proj", "rotary_emb", "o_proj", "gate_up_proj", "act_fn", "down_proj")
+        return math.fsum(_between(d[op], tokens) for op in ops) + 2 * _between(d["layernorm"], tokens)
+
+    def matmuls_s(self, tokens: int, sampled: int) -> float:
+        d, ps = self.profile.dense, self.profile.per_sequence
+        once = _between(d["embedding"], tokens) + _between(d["final_layernorm"], tokens)
+        head = _between(ps["lm_head"], sampled) + _between(ps["sampler"], sampled) if sampled else 0.0
+        return self.layers * self._layer_s(tokens) + once + head
+
+    def attention_s(self, chunk: int, before: float, decoders: int, context: float) -> float:
+        """One step's attention, all layers: a prompt chunk after `before` tokens, and `decoders` requests of mean
+        context `context`."""
+        table = self.profile.attention
+        if chunk and decoders:
+            pcs, kvps, nds, kvds = self._axes["mixed"]
+            total = 0.0
+            for pc, a in _bracket(pcs, chunk):
+                for kvp, b in _bracket(kvps, before):
+                    for nd, c in _bracket(nds, decoders):
+                        for kvd, d in _bracket(kvds, context):
+                            total += a * b * c * d * table[(pc, kvp, nd, kvd)]
+        elif decoders:
+            nds, kvds = self._axes["decode"]
+            total = math.fsum(c * d * table[(0, 0, nd, kvd)]
+                              for nd, c in _bracket(nds, decoders) for kvd, d in _bracket(kvds, context))
+        elif chunk:
+            pcs, kvps = self._axes["prefill"]
+            total = math.fsum(a * b * table[(pc, kvp, 0, 0)]
+                              for pc, a in _bracket(pcs, chunk) for kvp, b in _bracket(kvps, before))
+        else:
+            return 0.0
+        return self.layers * max(total, 0.0)
+
+    def chunk_step_s(self, chunks, sampled: int, decoders: int, context_sum: int, states: int) -> float:
+        tokens = sum(c for _, c in chunks)
+        before = sum(b * c for b, c in chunks) / tokens if tokens else 0.0
+        context = context_sum / decoders if decoders else 0.0
+        return self.matmuls_s(tokens + decoders, sampled) + self.attention_s(tokens, before, decoders, context)
+
+    def time_s(self, prompt_tokens: int, prefill_attention_s: float, decoders: int, context_sum: int,
+               joiners: int) -> float:
+        if prompt_tokens:
+            raise ValueError("the profiled cost runs chunked prefill only (a token budget)")
+        return self.chunk_step_s([], decoders, decoders, context_sum, 0)
+
+    def decode_attention_s(self, decoders: int, context_sum: int) -> float:
+        return self.attention_s(0, 0, decoders, context_sum / decoders) if decoders else 0.0
+
+    def chunk_attention_s(self, chunk: int, before: int) -> float:
+        return self.attention_s(chunk, before, 0, 0)
+
+    def prefill_attention_s(self, prompt_tokens: int) -> float:
+        return self.chunk_attention_s(prompt_tokens, 0)
+
+
+def compare(run: measured.Run, hw: presets.Hardware, m: presets.Model, cost: str = "roofline",
+            efficiencies: tuple[float, float] = (1.0, 1.0), profile: measured.Profile | None = None) -> dict:
+    """{"measured": METRICS, "predicted": METRICS, "error": relative errors} of one replay."""
+    got = predicted_summary(predicted(run, hw, m, cost, *efficiencies, profile=profile))
+    want = measured_summary(run)
+    return {"measured": want, "predicted": got, "error": errors(got, want)}
+
+
+PROFILED_SUFFIX = "profiled.json"
+
+
+def profiled_requests(key: str) -> list:
+    """Each request of the shipped run `key` as the profiled replay serves it: [TTFT, TPOT or None, latency], in
+    seconds rounded to the microsecond (the browser reads them from the committed file, shipped_profiled)."""
+    gpu, model, _ = measured.RUNS[key]
+    served = predicted(measured.run(key), presets.hardware(gpu), presets.model(model), "profiled",
+                       profile=measured.profile(key))
+    return [[round(x.ttft_s, 6), None if x.tpot_s is None else round(x.tpot_s, 6), round(x.latency_s, 6)]
+            for x in served]
+
+
+def _profiled_path(key: str) -> str:
+    return f"{measured.DATA_DIR}/{measured.RUNS[key][2]}-{PROFILED_SUFFIX}"
+
+
+def write_profiled(key: str = "rtx-4090") -> None:
+    """Renew the committed profiled replay of a shipped run (after a change to the scheduler or the profile)."""
+    with open(_profiled_path(key), "w", encoding="utf-8") as f:
+        json.dump({"about": f"The profiled replay of the shipped run {key} (sim/serving/replay.py profiled_requests): "
+                            "each request's [TTFT, TPOT, latency] in seconds, in the order the engine queued them. "
+                            "Renewed by python -c 'from sim.serving import replay; replay.write_profiled()'.",
+                   "requests": profiled_requests(key)}, f, separators=(",", ":"))
+        f.write("\n")
+
+
+@functools.cache
+def shipped_profiled(key: str) -> tuple:
+    """The committed profiled replay of a shipped run, as profiled_requests gives it (tests hold the two equal)."""
+    with open(_profiled_path(key), encoding="utf-8") as f:
+        return tuple(tuple(r) for r in json.load(f)["requests"])
+
+
+def shipped(key: str = "rtx-4090", cost: str = "roofline", bandwidth_efficiency: float = 1.0,
+            compute_efficiency: float = 1.0) -> dict:
+    """compare() on a shipped run, its GPU and model, and (cost "profiled") its shipped profile."""
+    gpu, model, _ = measured.RUNS[key]
+    profile = measured.profile(key) if cost == "profiled" else None
+    return compare(measured.run(key), presets.hardware(gpu), presets.model(model), cost,
+                   (bandwidth_efficiency, compute_efficiency), profile)
+
+
+def waiting_share(run: measured.Run) -> float:
+    """The share of the run's summed TTFT spent queued before a request was first scheduled."""
+    return math.fsum(r.wait_s for r in run.requests) / math.fsum(r.ttft_s for r in run.requests)
+
+
+def pool_requests(run: measured.Run) -> float:
+    """Requests of the run's mean length (prompt + output) that its KV pool holds at once."""
+    s = run.settings
+    mean = math.fsum(r.prompt_tokens + r.output_tokens for r in run.requests) / len(run.requests)
+    return s.num_gpu_blocks * s.block_size / mean
+
+
+def served_model(run: measured.Run) -> str | None:
+    """The model preset whose Hugging Face name the run's engine served, if the course has one."""
+    name = run.settings.model.rsplit("/", 1)[-1].lower()
+    return next((k for k in presets.model_keys(every=True) if presets.model(k).name.lower() == name), None)
+
+
+USAGE = """usage: python -m sim.serving.replay REQUESTS.jsonl META.json --gpu KEY [--model KEY]
+                                  [--cost roofline|profiled] [--efficiencies BANDWIDTH,COMPUTE] [--json]
+
+Replays a vLLM run (LLMServingSim's requests.jsonl and meta.json) through the course's scheduler and prints the
+measured and predicted TTFT, TPOT and latency (p50, p90, mean) with the error of each.
+
+  --gpu KEY           the GPU preset ({gpus})
+  --model KEY         the model preset (default: the one meta.json names, if the course has it: {models})
+  --cost roofline     the roofline bound at the efficiencies fitted on the shipped run of that GPU, else 1.0
+  --cost profiled     each step read from the shipped vLLM profile of that GPU and model ({profiles})
+  --efficiencies B,C  the roofline's bandwidth and compute efficiencies, each in (0, 1] (1,1 is the bound)
+  --json              print {{"measured": {{...}}, "predicted": {{...}}}} with keys {keys}
+"""
+
+
+def _usage() -> str:
+    return USAGE.format(gpus=", ".join(presets.hardware_keys(every=True)),
+                        models=", ".join(presets.model_keys(every=True)), profiles=", ".join(measured.RUNS),
+                        keys=", ".join(METRICS))
+
+
+class UsageError(ValueError):
+    pass
+
+
+def _options(argv: list[str]) -> dict:
+    """The command line's arguments (no argparse: the simulator imports nothing the browser would not need)."""
+    args, opts = [], {"--json": False}
+    items = iter(argv)
+    for a in items:
+        if a in ("-h", "--help"):
+            opts["help"] = True
+        elif a == "--json":
+            opts["--json"] = True
+        elif a in ("--gpu", "--model", "--cost", "--efficiencies"):
+            value = next(items, None)
+            if value is None:
+                raise UsageError(f"{a} needs a value")
+            opts[a] = value
+        elif a.startswith("--") and "=" in a and a.split("=", 1)[0] in ("--gpu", "--model", "--cost", "--efficiencies"):
+            name, value = a.split("=", 1)
+            opts[name] = value
+        elif a.startswith("-"):
+            raise UsageError(f"unknown option {a}")
+        else:
+            args.append(a)
+    opts["args"] = args
+    return opts
+
+
+def _configure(opts: dict):
+    if len(opts["args"]) != 2:
+        raise UsageError("give REQUESTS.jsonl and META.json")
+    if "--gpu" not in opts:
+        raise UsageError("--gpu is required")
+    gpu_key = opts["--gpu"]
+    if gpu_key not in presets.hardware_keys(every=True):
+        raise UsageError(f"--gpu {gpu_key}: no such GPU preset (one of {', '.join(presets.hardware_keys(every=True))})")
+    cost = opts.get("--cost", "roofline")
+    if cost not in COSTS:
+        raise UsageError(f"--cost {cost}: must be roofline or profiled")
+    run = measured.load_run(*opts["args"])
+    check_run(run)
+    model_key = opts.get("--model") or served_model(run)
+    if model_key is None:
+        raise UsageError(f"meta.json serves {run.settings.model!r}, which the course has no preset for: name one with "
+                         f"--model ({', '.join(presets.model_keys(every=True))})")
+    if model_key not in presets.model_keys(every=True):
+        raise UsageError(f"--model {model_key}: no such model preset")
+    profile = None
+    shipped = next((k for k, (g, mk, _) in measured.RUNS.items() if g == gpu_key and mk == model_key), None)
+    if cost == "profiled":
+        if shipped is None:
+            raise UsageError(f"--cost profiled: no profile is shipped for {gpu_key} and {model_key} (profiles: "
+                             f"{', '.join(f'{g} with {mk}' for g, mk, _ in measured.RUNS.values())})")
+        profile = measured.profile(shipped)
+    if "--efficiencies" in opts:
+        try:
+            efficiencies = tuple(float(x) for x in opts["--efficiencies"].split(","))
+        except ValueError:
+            efficiencies = ()
+        if len(efficiencies) != 2 or not all(0 < e <= 1 for e in efficiencies):
+            raise UsageError("--efficiencies: two numbers in (0, 1], bandwidth then compute, e.g. 0.9,0.8")
+    else:
+        efficiencies = FITTED.get(shipped, (1.0, 1.0)) if cost == "roofline" else (1.0, 1.0)
+    return run, presets.hardware(gpu_key), presets.model(model_key), cost, efficiencies, profile
+
+
+def _table(result: dict, cost: str, efficiencies) -> str:
+    label = (f"roofline at bandwidth {efficiencies[0]:g}, compute {efficiencies[1]:g}" if cost == "roofline"
+             else "profiled")
+    lines = [f"{'metric':<16}{'measured':>12}{'predicted':>12}{'error':>9}   ({label})"]
+    for k in METRICS:
+        name = k[:-2].replace("_", " ")
+        m, p, e = result["measured"][k], result["predicted"][k], result["error"][k]
+        lines.append(f"{name:<16}{m * 1000:>10.1f}ms{p * 1000:>10.1f}ms{e * 100:>+8.1f}%")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        opts = _options(argv)
+        if opts.get("help"):
+            print(_usage())
+            return 0
+        run, hw, m, cost, efficiencies, profile = _configure(opts)
+        result = compare(run, hw, m, cost, efficiencies, profile)
+    except (UsageError, measured.MeasuredDataError, ValueError, OSError) as e:
+        message = str(e) if not isinstance(e, OSError) else f"{e.filename}: {e.strerror}"
+        print(f"sim.serving.replay: {message}", file=sys.stderr)
+        return 2
+    if opts["--json"]:
+        print(json.dumps({"measured": result["measured"], "predicted": result["predicted"]}, indent=1))
+    else:
+        print(_table(result, cost, efficiencies))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
