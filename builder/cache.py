@@ -66,8 +66,13 @@ class Cache:
     """Entries on disk under `folder`, each valid for one digest of the inputs (see the module). `folder` None: a
     cache that keeps nothing (tests, and any build that asks for none)."""
 
-    def __init__(self, folder: Path | None, digest: str):
+    def __init__(self, folder: Path | None, digest: str, code=None, sim_roots: set[str] = frozenset(),
+                 sim_base: dict[str, str] | None = None):
         self.folder, self.digest = folder, digest
+        # What the simulator's code is today (builder/frozen.py Code), the modules the builder imports itself, and
+        # those with every module they import, each with its file's hash: an entry holds for the modules its parse
+        # ran (build.py _taken), not for all of sim/.
+        self.code, self.sim_roots, self.sim_base = code, set(sim_roots), sim_base or {}
         self.taken = 0  # entries this build took
         self.kept = 0  # entries this build wrote
 
