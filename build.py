@@ -208,25 +208,33 @@ def _entry(kept: cache.Cache, value, trail: dict, reached: set[str], replays) ->
     if kept.folder is None:
         return None  # nothing is kept: the import walk is not paid for
     roots = reached | kept.sim_roots
-    return value, trail, tuple(sorted(roots)), kept.code.closure(roots), tuple(replays)
+    return value, trail, tuple(sorted(roots)), _ran(kept, roots, reached), tuple(replays)
 
 
-def _taken(kept: cache.Cache, name: str, key: str, store: Frozen, context: Callable[[], LessonContext],
+def _ran(kept: cache.Cache, roots: set[str], reached: set[str]) -> dict[str, str]:
+    """The modules `roots` import, each with its file's hash, and the frozen figures' fingerprint of each module
+    reached (under "fingerprint MODULE"): the trail's fingerprints come from these, and a fingerprint also counts the
+    modules a module loads by name, which the import statements do not show."""
+    return {**kept.code.closure(roots), **{f"fingerprint {m}": kept.code.module(m) for m in sorted(reached)}}
+
+
+def _taken(kept: cache.Cache, name: str, key: str, store: Frozen, context: Callable[[], LessonContext] | None,
            names: dict, fresh: list):
     """The value kept under `name` if it still holds, else None. It holds when its inputs are the same
     (cache.Cache.get) and so is every simulator module it ran; or, where only modules that its figures' names and
     widgets reached have changed (not the kit and the other modules the builder calls itself), when every figure,
-    claim and widget it took comes out the same drawn again now: then it is kept anew (`fresh`) under today's
-    modules, and the frozen figures it took are today's."""
+    claim and widget it took comes out the same drawn again now (in pages made by `context`; None: not drawn again,
+    the value is made anew): then it is kept anew (`fresh`) under today's modules, and the frozen figures it took
+    are today's."""
     if (taken := kept.get(name, key)) is None:
         return None
     value, trail, roots, ran, replays = taken
-    now = kept.code.closure(set(roots))
+    now = _ran(kept, set(roots), {m.split(" ", 1)[1] for m in ran if m.startswith("fingerprint ")})
     if now == ran:
         store.restore(trail)
         return value
     changed = {m for m in now.keys() | ran.keys() if now.get(m) != ran.get(m)}
-    if changed & kept.sim_base.keys():
+    if context is None or changed & kept.sim_base.keys():
         return None
     again = _drawn_again(trail, replays, store, context, names, lambda mods: any(
         m in changed for m in kept.code.closure(set(mods))))
@@ -635,7 +643,7 @@ def _blocking_checks(paths: Paths, templates: jinja2.Environment, sources: Sourc
     fresh: list = []
     for name in widgets.names():
         entry, needed = f"check widget {name}", repr(sorted(sources.usage.languages(usage.WIDGET, name)))
-        if _taken(kept, entry, needed, store, lambda: None, {}, fresh) is not None:
+        if _taken(kept, entry, needed, store, None, {}, fresh) is not None:  # drawing it again is the check
             continue
         store.trail, store.reached = {}, set()
         try:

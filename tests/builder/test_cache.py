@@ -193,6 +193,9 @@ def test_a_change_in_a_module_a_lesson_imports_indirectly_parses_its_dependents_
     cached = build.Paths(lessons=lessons, sim=sim, out=tmp_path / "b", cache=tmp_path / "cache")
     reference = site(cached, parses)
     parses.clear()
+    checked = []  # the widgets the blocking checks draw again
+    real = build.check_widgets
+    monkeypatch.setattr(build, "check_widgets", lambda *a, only, **k: checked.append(only) or real(*a, only=only, **k))
     # sim/questions.py is imported by the predict widget's module alone: a lesson reaches it through the widget.
     key = "kv-per-token-qwen3-32b"
     monkeypatch.setitem(questions.QUESTIONS, key, replace(questions.QUESTIONS[key], unit="GiB"))
@@ -200,6 +203,7 @@ def test_a_change_in_a_module_a_lesson_imports_indirectly_parses_its_dependents_
     pages, figures = site(cached, parses)
     assert set(parses) == asking(lessons, key) and len(parses) == 2
     assert set(replays) == asking(lessons)  # every page with a predict box was drawn again
+    assert checked == ["predict"]  # the one widget whose module imports sim/questions.py
     assert changed(pages, reference[0]) == {
         f"{'' if lang == 'zh' else lang + '/'}{slug}/index.html" for lang, slug in (p.split("/") for p in parses)}
     assert (pages, figures) == site(replace(cached, cache=None), [])
