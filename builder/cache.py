@@ -27,8 +27,8 @@ need it) is kept the same way, for the modules its drawing ran, and each module'
 source.
 
 Why the drawing again: every lesson asks a predict question, and sim/questions.py imports most of the simulator,
-so an edit to sim/sampling.py reaches every page; a page's parse is 0.2 s, drawing its widgets again a fraction of
-that, and most such edits leave the other pages' widgets as they were.
+so an edit to sim/sampling.py reaches every page by its imports; drawing a page's widgets again costs a fraction of
+parsing it (its Markdown, math and parts measured), and most such edits leave the other pages' widgets as they were.
 
 Only what succeeded is kept: a lesson with a problem is parsed again by the next build, which reports it again. The
 cache is an author's convenience, never a source of truth: `build.py build` from a fresh clone has none and makes
