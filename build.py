@@ -17,6 +17,7 @@ widget by name.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import sys
@@ -29,13 +30,13 @@ from pathlib import Path
 
 import jinja2
 
-from builder import cache, contents, frozen, new, parts, seeds, urls, usage
+from builder import cache, contents, directives, frozen, new, parts, seeds, urls, usage
 from builder.assets import bundle_stylesheets, module_graph, pack_sim, script_files, static_files, vendor_files
 from builder.catalogs import Catalog, check_catalogs, check_text_blocks, load_catalog
 from builder.context import LessonContext, LinkUse, WidgetUse
 from builder.course import Chapter, Course, load_plan, make_course
 from builder.directives.evolution import map_html
-from builder.expressions import namespace
+from builder.expressions import claimed, evaluated, namespace
 from builder.frozen import Code, Frozen
 from builder.lessons import SourceLesson, load_lessons
 from builder.markdown import make_markdown, render_lesson_markdown
@@ -48,6 +49,7 @@ from builder.templates import js_number, json_island, make_templates  # noqa: F4
 from builder.terms import Term, load_terms
 from builder.usage import Missing, Usage, untranslated_note
 from builder.widgets import check_widgets, is_question
+from sim import widgets
 from sim.page.languages import DEFAULT, LANGUAGES
 
 ROOT = Path(__file__).resolve().parent
@@ -108,6 +110,9 @@ class ParsedLesson:
     expressions: tuple[tuple[str, int], ...] = ()  # its {sim} expressions, each with its line
     contents: tuple[contents.Section, ...] = ()  # its <h2> sections, for the contents list
     holding: tuple[tuple[str, contents.Section], ...] = ()  # element id -> the section it lies in
+    # Its parse's calls of the directives that draw from the simulator (builder/directives REPLAYABLE), each with
+    # its outcome: drawn again, they tell whether a cached parse still holds after an edit to sim/ (lesson_cache).
+    replays: tuple[tuple[str, str, str, int, str, tuple[str, ...]], ...] = ()
 
 
 def load_sources(paths: Paths) -> tuple[Sources, list[Problem], list[Problem]]:
@@ -144,8 +149,8 @@ def parse_lesson(source: SourceLesson, sources: Sources, templates: jinja2.Envir
     """The lesson's body as HTML with every directive rendered, and the problems found in it."""
     md = make_markdown()
     errors = []
-    ctx = LessonContext(lang=source.lang, slug=source.slug, templates=templates, course=sources.course,
-                        terms=sources.terms, ui=sources.ui[source.lang], names=names, frozen=store)
+    ctx = page_context(source.lang, source.slug, sources, templates, names, store)
+    ctx.replays = []
     ctx.render_markdown = lambda text, line: render_lesson_markdown(md, text, line, ctx, errors)
     html = parts.with_heights(render_lesson_markdown(md, source.body, source.body_line, ctx, errors, parts=True))
     problems = list(dict.fromkeys(Problem(source.path, e.line, e.message) for e in errors))  # nested bodies repeat
@@ -156,23 +161,31 @@ def parse_lesson(source: SourceLesson, sources: Sources, templates: jinja2.Envir
     found, holding = contents.headings(html)
     parsed = ParsedLesson(source, html, tuple(ctx.widgets), tuple(ctx.links), frozenset(i for i, _ in ctx.ids),
                           frozenset(ctx.sections), ctx.scripted, tuple(ctx.expressions), tuple(found),
-                          tuple(holding.items()))
+                          tuple(holding.items()), tuple(ctx.replays))
     return parsed, problems
+
+
+def page_context(lang: str, slug: str, sources: Sources, templates: jinja2.Environment, names: dict,
+                 store: Frozen) -> LessonContext:
+    """A fresh parse state for the page of `slug` (a lesson's or a chapter's) in `lang`."""
+    return LessonContext(lang=lang, slug=slug, templates=templates, course=sources.course, terms=sources.terms,
+                         ui=sources.ui[lang], names=names, frozen=store)
 
 
 def _parse_lessons(sources: Sources, templates: jinja2.Environment, names: dict, store: Frozen,
                    kept: cache.Cache) -> tuple[list[ParsedLesson], set[str], list[Problem], list]:
     """Every lesson parsed, or taken from the lesson cache: the lessons, the slugs of those with problems, the
     problems, and what to keep in the cache (each lesson parsed here without a problem, with the frozen entries
-    its parse took)."""
+    its parse took and the simulator modules it ran)."""
     parsed, broken, problems, fresh = [], set(), [], []
     for source in sources.lessons:
-        if (taken := kept.get(f"lesson {source.path}", repr(source))) is not None:
-            values, trail = taken
-            store.restore(trail)
-            parsed.append(ParsedLesson(*values))
+        name = f"lesson {source.path}"
+        taken = _taken(kept, name, repr(source), store, lambda s=source: page_context(
+            s.lang, s.slug, sources, templates, names, store), names, fresh)
+        if taken is not None:
+            parsed.append(ParsedLesson(*taken))
             continue
-        store.trail = {}
+        store.trail, store.reached = {}, set()
         try:
             lesson, found = parse_lesson(source, sources, templates, names, store)
         finally:
@@ -184,8 +197,89 @@ def _parse_lessons(sources: Sources, templates: jinja2.Environment, names: dict,
         else:
             # Its fields rather than itself: this file is __main__ when run and `build` when imported, and a pickle
             # names the class by its module.
-            fresh.append((f"lesson {source.path}", repr(source), (astuple_shallow(lesson), trail)))
+            fresh.append((name, repr(source), _entry(kept, astuple_shallow(lesson), trail, store.reached,
+                                                     lesson.replays)))
     return parsed, broken, problems, fresh
+
+
+def _entry(kept: cache.Cache, value, trail: dict, reached: set[str], replays) -> tuple | None:
+    """What the lesson cache keeps of a parse: its result, the frozen entries it took, and what of the simulator it
+    ran (the modules reached and the builder's own, each with its file's hash) with its replayable calls."""
+    if kept.folder is None:
+        return None  # nothing is kept: the import walk is not paid for
+    roots = reached | kept.sim_roots
+    return value, trail, tuple(sorted(roots)), _ran(kept, roots, reached), tuple(replays)
+
+
+def _ran(kept: cache.Cache, roots: set[str], reached: set[str]) -> dict[str, str]:
+    """The modules `roots` import, each with its file's hash, and the frozen figures' fingerprint of each module
+    reached (under "fingerprint MODULE"): the trail's fingerprints come from these, and a fingerprint also counts the
+    modules a module loads by name, which the import statements do not show."""
+    return {**kept.code.closure(roots), **{f"fingerprint {m}": kept.code.module(m) for m in sorted(reached)}}
+
+
+def _taken(kept: cache.Cache, name: str, key: str, store: Frozen, context: Callable[[], LessonContext] | None,
+           names: dict, fresh: list):
+    """The value kept under `name` if it still holds, else None. It holds when its inputs are the same
+    (cache.Cache.get) and so is every simulator module it ran; or, where only modules that its figures' names and
+    widgets reached have changed (not the kit and the other modules the builder calls itself), when every figure,
+    claim and widget it took comes out the same drawn again now (in pages made by `context`; None: not drawn again,
+    the value is made anew): then it is kept anew (`fresh`) under today's modules, and the frozen figures it took
+    are today's."""
+    if (taken := kept.get(name, key)) is None:
+        return None
+    value, trail, roots, ran, replays = taken
+    now = _ran(kept, set(roots), {m.split(" ", 1)[1] for m in ran if m.startswith("fingerprint ")})
+    if now == ran:
+        store.restore(trail)
+        return value
+    changed = {m for m in now.keys() | ran.keys() if now.get(m) != ran.get(m)}
+    if context is None or changed & kept.sim_base.keys():
+        return None
+    again = _drawn_again(trail, replays, store, context, names, lambda mods: any(
+        m in changed for m in kept.code.closure(set(mods))))
+    if again is None:
+        return None
+    trail, reached = again
+    fresh.append((name, key, _entry(kept, value, trail, reached, replays)))
+    return value
+
+
+def _drawn_again(trail: dict, replays, store: Frozen, context: Callable[[], LessonContext], names: dict,
+                 touched: Callable[[tuple[str, ...]], bool]):
+    """Every figure, claim and replayable directive of a cached parse, through the store as a parse takes them (a
+    directive only if `touched` says a module it reached has changed; the others' frozen entries are taken as they
+    were): the new trail and the modules reached if each comes out as it did, else None (the parse must be made
+    again)."""
+    store.trail, store.reached = {}, set()
+    try:
+        for kind, key in trail:
+            if kind == "expressions":
+                store.expression(key, names, lambda k=key: evaluated(k, names))
+            elif kind == "claims":
+                store.claim(key, names, lambda k=key: claimed(k, names))
+            elif kind == "seeds" and store.seeds(key, names) is None:
+                return None  # its other seeds are new: the parse asks for them
+        for name, args, body, line, outcome, reached in replays:
+            if not touched(reached):
+                store.reached |= set(reached)
+                continue
+            if directives.replay(context(), name, args, body, line) != outcome:
+                return None
+    except Exception:  # noqa: BLE001 - whatever the new code raises, the parse reports at its line
+        return None
+    finally:
+        again, store.trail = store.trail, None
+    for key, entry in trail.items():
+        if key[0] == "views" and key not in again:  # a slow widget's view whose directive was not drawn again
+            module = widgets.load(key[1].split(" ", 1)[0]).__name__
+            if store.code.module(module) != entry[0]:  # its fingerprint also counts modules loaded by name
+                return None
+            again[key] = entry
+            store.restore({key: entry})
+    if again.keys() != trail.keys() or any(again[k][1] != trail[k][1] for k in trail):
+        return None
+    return again, store.reached
 
 
 def _chapter_maps(sources: Sources, templates: jinja2.Environment, names: dict, store: Frozen,
@@ -201,13 +295,13 @@ def _chapter_maps(sources: Sources, templates: jinja2.Environment, names: dict, 
             continue
         for chapter in course.chapters:
             name = f"chapter {lang} {chapter.slug}"
-            if (taken := kept.get(name, "")) is not None:
-                maps[(lang, chapter.slug)], trail = taken
-                store.restore(trail)
+            context = functools.partial(page_context, lang, chapter.slug, sources, templates, names, store)
+            if (taken := _taken(kept, name, "", store, context, names, fresh)) is not None:
+                maps[(lang, chapter.slug)] = taken
                 continue
-            ctx = LessonContext(lang=lang, slug=chapter.slug, templates=templates, course=course, terms=sources.terms,
-                                ui=sources.ui[lang], names=names, frozen=store)
-            store.trail = {}
+            ctx = context()
+            ctx.replays = []
+            store.trail, store.reached = {}, set()
             try:
                 shown = map_html(ctx, chart, None, lambda item, c=chapter: item.lesson in c.lessons,
                                  sources.ui[lang]["chapter"]["in_chapter"], step=False)
@@ -222,7 +316,7 @@ def _chapter_maps(sources: Sources, templates: jinja2.Environment, names: dict, 
             maps[(lang, chapter.slug)] = shown
             problems += found
             if not found:
-                fresh.append((name, "", (shown, trail)))
+                fresh.append((name, "", _entry(kept, shown, trail, store.reached, ctx.replays)))
     return maps, problems, fresh
 
 
@@ -230,18 +324,36 @@ def astuple_shallow(lesson: ParsedLesson) -> tuple:
     return tuple(getattr(lesson, f.name) for f in fields(ParsedLesson))
 
 
-def lesson_cache(paths: Paths, sources: Sources) -> cache.Cache:
-    """The lesson cache for these sources: its entries hold for the inputs builder/cache.py lists."""
-    if paths.cache is None:
+def lesson_cache(paths: Paths, sources: Sources, store: Frozen) -> cache.Cache:
+    """The lesson cache for these sources: its entries hold for the inputs builder/cache.py lists. The simulator's
+    code is not among them: each entry holds for the modules its parse ran (_taken)."""
+    if paths.cache is None or store.code is None:
         return cache.Cache(None, "")
     pages = {lesson.path.resolve() for lesson in sources.lessons}
     others = [p for p in paths.lessons.rglob("*") if p.is_file() and p.resolve() not in pages
               and p.name != frozen.FILE and "__pycache__" not in p.parts]
+    data = [p for p in paths.sim.rglob("*") if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts]
     front = [repr((str(s.path), s.lang, s.slug, s.title, s.summary, s.minutes)) for s in sources.lessons]
-    digest = cache.inputs([ROOT / "build.py", *others],
-                          [ROOT / "builder", paths.templates, paths.static, paths.catalogs, paths.sim],
-                          [f"dev {paths.dev}", f"lessons {paths.lessons}", *front])
-    return cache.Cache(paths.cache, digest)
+    digest = cache.inputs([ROOT / "build.py", *others, *data],
+                          [ROOT / "builder", paths.templates, paths.static, paths.catalogs],
+                          [f"dev {paths.dev}", f"lessons {paths.lessons}", f"sim {paths.sim}", *front])
+    roots = builder_roots(store.code.memo)
+    return cache.Cache(paths.cache, digest, store.code, roots, store.code.closure(roots))
+
+
+def builder_roots(memo: Path | None) -> set[str]:
+    """The simulator modules the builder's own code imports (the kit, the languages, the formatters…), whose code a
+    parse may run outside any figure or widget; not those of the file that makes the names of {sim} expressions
+    (builder/expressions.py), which a parse reaches only through an expression's names."""
+    namespace_file = Path(sys.modules[namespace.__module__].__file__).resolve()
+    found = set()
+    for path in [ROOT / "build.py", *sorted((ROOT / "builder").rglob("*.py"))]:
+        if path.resolve() == namespace_file or "__pycache__" in path.parts:
+            continue
+        package = path.relative_to(ROOT).parent.parts
+        named, _ = frozen.named_imports(path.read_bytes(), path, package, memo)
+        found |= {name for name in named if name == "sim" or name.startswith("sim.")}
+    return found
 
 
 def check_ids(path: Path, ids: list[tuple[str, int]]) -> list[Problem]:
@@ -451,7 +563,8 @@ def frozen_store(paths: Paths) -> Frozen:
     if paths.frozen not in ("read", "write", "none", "seeds"):
         raise ValueError(f"Paths.frozen is read, write, none or seeds, got {paths.frozen!r}")
     return Frozen(paths.lessons / frozen.FILE if paths.frozen != "none" else None,
-                  Code(paths.sim, (ROOT / "builder" / "expressions.py", ROOT / "builder" / "seeds.py")),
+                  Code(paths.sim, (ROOT / "builder" / "expressions.py", ROOT / "builder" / "seeds.py"),
+                       memo=paths.cache and paths.cache.parent / "imports"),
                   reuse=("seeds",) if paths.frozen == "seeds" else frozen.KINDS)
 
 
@@ -465,7 +578,7 @@ def build_site(paths: Paths, store: Frozen | None = None, notes: list[str] | Non
     templates = make_templates(paths.templates, paths.cache and paths.cache.parent / "templates",
                                stylesheet=css_path, scripts=scripts, dev=paths.dev,
                                page_modules=module_graph(paths.static / "js", "page.js"))
-    kept = lesson_cache(paths, sources)
+    kept = lesson_cache(paths, sources, store)
     missing = list(sources.missing)
     if blocking:
         blocking += check_text_blocks(paths.sim, sources.usage, missing)
@@ -521,24 +634,27 @@ def build_site(paths: Paths, store: Frozen | None = None, notes: list[str] | Non
 def _blocking_checks(paths: Paths, templates: jinja2.Environment, sources: Sources, store: Frozen,
                      kept: cache.Cache, missing: list[Missing]) -> list[Problem]:
     """The simulator's words in the languages whose pages need them, and every widget rendered with its defaults in
-    those languages; words a language lacks where no page needs them are added to `missing`. Taken from the lesson
-    cache when they passed for the same inputs and the same use of widgets, questions and terms by language."""
-    used = repr(sorted((kind, name, sorted(by_lang)) for (kind, name), by_lang in sources.usage.uses.items()))
-    if (taken := kept.get("checks", used)) is not None:
-        trail, found = taken
-        store.restore(trail)
-        missing += found
-        return []
-    store.trail, found = {}, []
-    try:
-        problems = check_text_blocks(paths.sim, sources.usage, found)
-        if not problems:
-            problems += check_widgets(templates, sources.ui, store, sources.usage)
-    finally:
-        trail, store.trail = store.trail, None
-    if not problems:
-        kept.put("checks", used, (trail, found))
-    missing += found
+    those languages; words a language lacks where no page needs them are added to `missing`. A widget's drawing is
+    taken from the lesson cache when it passed for the same inputs, the same languages and the same modules (its
+    own and those it imports), so that an edit to one module draws again only the widgets that import it."""
+    problems = check_text_blocks(paths.sim, sources.usage, missing, kept if kept.folder else None)
+    if problems:
+        return problems
+    fresh: list = []
+    for name in widgets.names():
+        entry, needed = f"check widget {name}", repr(sorted(sources.usage.languages(usage.WIDGET, name)))
+        if _taken(kept, entry, needed, store, None, {}, fresh) is not None:  # drawing it again is the check
+            continue
+        store.trail, store.reached = {}, set()
+        try:
+            found = check_widgets(templates, sources.ui, store, sources.usage, only=name)
+        finally:
+            trail, store.trail = store.trail, None
+        problems += found
+        if not found:
+            fresh.append((entry, needed, _entry(kept, True, trail, store.reached, ())))
+    for entry, needed, value in fresh:
+        kept.put(entry, needed, value)
     return problems
 
 

@@ -8,16 +8,28 @@ within a second or two of a save. The frozen figures (builder/frozen.py) already
 the rest.
 
 What is kept: a lesson's parse (build.py ParsedLesson: its HTML, widgets, links, ids, sections) and the frozen
-entries the parse took, one file per lesson page. It is taken only when it was made from the same inputs, which are
-(`Inputs`):
+entries the parse took, one file per lesson page. It is taken only when it was made from the same inputs, which are:
 - the lesson's own file (its front matter and body);
-- everything a parse can see besides: the builder's code (build.py, builder/), the simulator (sim/, code and data),
-  the templates, static files and the chrome's words (site/), every file of the lessons folder that is not a lesson
-  page (course plan, catalogs, glossary, evolution maps), every lesson's front matter (a link shows another lesson's
-  title), the versions of the Python and the packages that render Markdown and templates, and whether the build is
-  for `serve` (dev pages).
-An edit to a lesson's body rebuilds that lesson; any other edit rebuilds every lesson, as before. The blocking checks
-(every widget rendered in every language, the simulator's words) are kept the same way, once for all lessons.
+- everything a parse can see besides the simulator's code: the builder's code (build.py, builder/), the simulator's
+  data files (sim/, all but .py), the templates, static files and the chrome's words (site/), every file of the
+  lessons folder that is not a lesson page (course plan, catalogs, glossary, evolution maps), every lesson's front
+  matter (a link shows another lesson's title), the versions of the Python and the packages that render Markdown
+  and templates, and whether the build is for `serve` (dev pages);
+- the simulator modules the parse ran, each with its file's hash (build.py _taken): those the builder imports itself
+  (the kit, the languages, the formatters: build.py builder_roots), those its figures' names come from and its
+  widgets' modules (builder/frozen.py Frozen.reached), and every module those import, by their import statements.
+An edit to a lesson's body rebuilds that lesson; an edit to a module of sim/ only the lessons that ran it, and of
+those only the ones whose pages it changes: where the edited modules are only those its figures and widgets reached
+(not the kit's), every figure, claim and widget of the kept parse is drawn again (the widgets alone whose modules
+changed: LessonContext.replays) and compared with what the parse got; if all are the same, the parse is kept anew.
+Any other edit rebuilds every lesson. Each widget's build-time check (every widget rendered in the languages that
+need it) is kept the same way, for the modules its drawing ran, and each module's reading of its TEXT for its
+source.
+
+Why the drawing again: every lesson asks a predict question, and sim/questions/ imports most of the simulator, so
+an edit to sim/techniques/sampling.py reaches every page by its imports; drawing a page's widgets again costs a
+fraction of parsing it (its Markdown, math and parts measured), and most such edits leave the other pages' widgets
+as they were.
 
 Only what succeeded is kept: a lesson with a problem is parsed again by the next build, which reports it again. The
 cache is an author's convenience, never a source of truth: `build.py build` from a fresh clone has none and makes
@@ -66,8 +78,13 @@ class Cache:
     """Entries on disk under `folder`, each valid for one digest of the inputs (see the module). `folder` None: a
     cache that keeps nothing (tests, and any build that asks for none)."""
 
-    def __init__(self, folder: Path | None, digest: str):
+    def __init__(self, folder: Path | None, digest: str, code=None, sim_roots: set[str] = frozenset(),
+                 sim_base: dict[str, str] | None = None):
         self.folder, self.digest = folder, digest
+        # What the simulator's code is today (builder/frozen.py Code), the modules the builder imports itself, and
+        # those with every module they import, each with its file's hash: an entry holds for the modules its parse
+        # ran (build.py _taken), not for all of sim/.
+        self.code, self.sim_roots, self.sim_base = code, set(sim_roots), sim_base or {}
         self.taken = 0  # entries this build took
         self.kept = 0  # entries this build wrote
 

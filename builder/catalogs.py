@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import importlib.util
 import string
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from pathlib import Path
 import yaml
 
 from builder import yamltext
+from builder.cache import Cache
 from builder.problems import Problem
 from builder.usage import QUESTION, WIDGET, WORDS, Missing, Usage
 from sim.page.languages import DEFAULT, LANGUAGES
@@ -190,13 +192,22 @@ class TextBlocks:
         return next(lang for lang in LANGUAGES if key in self.blocks.get(lang, {}))
 
 
-def check_text_blocks(sim_dir: Path, usage: Usage | None = None, missing: list[Missing] | None = None) -> list[Problem]:
+def check_text_blocks(sim_dir: Path, usage: Usage | None = None, missing: list[Missing] | None = None,
+                      kept: Cache | None = None) -> list[Problem]:
     """Every sim/ module's TEXT has a block for each language that needs its words, with every key any block has
     and the same placeholders, and no words per language live anywhere else in the module. Words that a language
-    lacks but none of its pages needs are added to `missing` (usage.untranslated_note names them)."""
+    lacks but none of its pages needs are added to `missing` (usage.untranslated_note names them). `kept`: a cache
+    whose inputs cover the builder's code (builder/cache.py), where each module's reading is kept by its source, as
+    `serve` rebuilds in a fresh process and a save changes one module."""
     problems = []
     for path, widget in text_modules(sim_dir).items():
-        found, blocks = _check_module(path, path.read_text(encoding="utf-8"))
+        source = path.read_text(encoding="utf-8")
+        name, key = f"text blocks {path}", hashlib.sha256(source.encode()).hexdigest()
+        if kept is None or (read := kept.get(name, key)) is None:
+            read = _check_module(path, source)
+            if kept is not None and not read[0]:
+                kept.put(name, key, read)
+        found, blocks = read
         problems += found
         if blocks is not None:
             problems += _check_languages(blocks, _whose(sim_dir, path, widget), usage,

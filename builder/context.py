@@ -56,6 +56,9 @@ class LessonContext:
     counts: dict[str, int] = field(default_factory=dict)  # numbered things so far ("table": 2), for unique labels
     # (line, check) pairs run once the whole page is parsed; check(ctx) returns a problem or None
     checks: list[tuple[int, Callable[[LessonContext], str | None]]] = field(default_factory=list)
+    # Each call of a replayable directive (builder/directives REPLAYABLE): (name, args, body, line, its outcome, the
+    # sim modules it reached); None records nothing.
+    replays: list[tuple[str, str, str, int, str, tuple[str, ...]]] | None = None
 
     @property
     def page(self) -> str:

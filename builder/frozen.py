@@ -24,8 +24,10 @@ everything, and must not compute anything (tests/builder/test_frozen.py).
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
+import os
 import types
 from collections.abc import Callable
 from pathlib import Path
@@ -40,10 +42,11 @@ class Code:
     import statements wherever they stand, transitively; a module that imports by name at run time (importlib, as
     sim/widgets does) counts as importing all of sim/. Every fingerprint also covers every data file under sim/."""
 
-    def __init__(self, sim_dir: Path, expressions: tuple[Path, ...]):
+    def __init__(self, sim_dir: Path, expressions: tuple[Path, ...], memo: Path | None = None):
         self.files: dict[str, bytes] = {}  # module name -> the hash of its file
         self._sources: dict[str, tuple[bytes, Path, tuple[str, ...]]] = {}  # module -> its source, file, package
-        self._imports: dict[str, set[str] | None] | None = None  # module -> the sim modules it names (None: all)
+        self._named: dict[str, tuple[frozenset[str], bool]] | None = None  # module -> _named() of its file
+        self.memo = memo  # a folder where each file's _named() is kept by its hash (None: walked every time)
         data = hashlib.sha256(f"frozen {FORMAT}\n".encode())
         for path in sorted(sim_dir.rglob("*")):
             if not path.is_file() or "__pycache__" in path.parts:
@@ -62,16 +65,46 @@ class Code:
         self.expressions = hashlib.sha256(b"".join(hashlib.sha256(p.read_bytes()).digest() for p in expressions)
                                           ).digest()
         self._modules: dict[str, str] = {}
+        self._closures: dict[str, frozenset[str]] = {}  # module -> _static(module)
 
     @property
+    def named(self) -> dict[str, tuple[frozenset[str], bool]]:
+        """Module -> the sim modules its import statements name, and whether it also imports by name at run time.
+        Walked on the first fingerprint asked for, from the sources read when the Code was made (most of a second
+        for all of sim/), each file's walk kept in `memo` by the file's hash: `serve` rebuilds in a fresh process,
+        and a save changes one file."""
+        if self._named is None:
+            self._named = {}
+            for name, (source, path, package) in self._sources.items():
+                self._named[name] = named_imports(source, path, package, self.memo)
+        return self._named
+
+    @functools.cached_property
     def imports(self) -> dict[str, set[str] | None]:
-        """Module -> the sim modules its import statements name (None: all). Walked on the first fingerprint asked
-        for, from the sources read when the Code was made (most of a second): a build whose lessons all come from
-        the lesson cache (builder/cache.py) asks for none."""
-        if self._imports is None:
-            self._imports = {name: _imports(ast.parse(source, str(path)), package)
-                             for name, (source, path, package) in self._sources.items()}
-        return self._imports
+        """Module -> the sim modules its import statements name (None: all, for a module that imports by name)."""
+        return {name: None if dynamic else {n for n in found if _in_sim(n)}
+                for name, (found, dynamic) in self.named.items()}
+
+    def closure(self, roots: set[str]) -> dict[str, str]:
+        """Every sim module `roots` import, themselves included, transitively, each with the hash of its file: what
+        a lesson's parse ran of the simulator besides what it loaded by name (builder/cache.py). Unlike
+        `module`, an import by name at run time adds nothing here: the only one (sim.widgets.load) loads a
+        widget's module, which a parse that draws the widget names as a root of its own (Frozen.reached)."""
+        seen = set().union(*(self._static(root) for root in roots))
+        return {module: self.files[module].hex()[:16] for module in sorted(seen)}
+
+    def _static(self, root: str) -> frozenset[str]:
+        """`root` and every sim module it imports by its import statements, transitively."""
+        if root not in self._closures:
+            seen, pending = set(), [root]
+            while pending:
+                current = pending.pop()
+                if current in seen or current not in self.files:
+                    continue
+                seen.add(current)
+                pending.extend(_with_packages({n for n in self.named[current][0] if _in_sim(n)}))
+            self._closures[root] = frozenset(seen)
+        return self._closures[root]
 
     def module(self, name: str) -> str:
         """The fingerprint of module `name` (see the class)."""
@@ -94,15 +127,41 @@ class Code:
         """The fingerprint of {sim}`expr` evaluated over `names`: builder/expressions.py and the modules its names
         come from."""
         digest = hashlib.sha256(self.expressions)
-        for module in sorted({_module_of(names[n]) for n in _names(expr) if n in names} - {None}):
+        for module in sorted(modules_of(expr, names)):
             digest.update(self.module(module).encode())
         return digest.hexdigest()[:16]
 
 
-def _imports(tree: ast.Module, package: tuple[str, ...]) -> set[str] | None:
-    """The sim modules a file's import statements name (for `from x import y`, both x and x.y, as y may be a
-    module); None if it imports by name at run time."""
-    found = set()
+def modules_of(expr: str, names: dict) -> set[str]:
+    """The sim modules the names of {sim}`expr` come from (see _module_of)."""
+    return {_module_of(names[n]) for n in _names(expr) if n in names} - {None}
+
+
+def named_imports(source: bytes, path: Path, package: tuple[str, ...], memo: Path | None = None
+                  ) -> tuple[frozenset[str], bool]:
+    """_named() of a file, kept in `memo` (a folder) by the hash of its source and of this file's code."""
+    if memo is None:
+        return _named(ast.parse(source, str(path)), package)
+    digest = hashlib.sha256(_WALKER + b"\0" + ".".join(package).encode() + b"\0" + source).hexdigest()[:24]
+    kept = memo / f"{digest}.json"
+    try:
+        found, dynamic = json.loads(kept.read_text(encoding="utf-8"))
+        return frozenset(found), dynamic
+    except (OSError, ValueError):
+        pass
+    found, dynamic = _named(ast.parse(source, str(path)), package)
+    memo.mkdir(parents=True, exist_ok=True)
+    partial = kept.with_suffix(f".{os.getpid()}.tmp")  # whole or absent: written aside, then renamed
+    partial.write_text(json.dumps([sorted(found), dynamic]), encoding="utf-8")
+    partial.replace(kept)
+    return found, dynamic
+
+
+def _named(tree: ast.Module, package: tuple[str, ...]) -> tuple[frozenset[str], bool]:
+    """Every module a file's import statements name (for `from x import y`, both x and x.y, as y may be a module;
+    a relative import resolved from `package`), and whether it imports by name at run time (importlib,
+    __import__)."""
+    found, dynamic = set(), False
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
@@ -113,10 +172,15 @@ def _imports(tree: ast.Module, package: tuple[str, ...]) -> set[str] | None:
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Name) and node.id == "__import__":
-            return None
-    if "importlib" in found:
-        return None
-    return {name for name in found if name == "sim" or name.startswith("sim.")}
+            dynamic = True
+    return frozenset(found), dynamic or "importlib" in found
+
+
+def _in_sim(name: str) -> bool:
+    return name == "sim" or name.startswith("sim.")
+
+
+_WALKER = hashlib.sha256(Path(__file__).read_bytes()).digest()  # a change to the walk renews what `memo` kept
 
 
 def _with_packages(names: set[str]) -> set[str]:
@@ -124,11 +188,14 @@ def _with_packages(names: set[str]) -> set[str]:
     return {".".join(name.split(".")[:k]) for name in names for k in range(1, name.count(".") + 2)}
 
 
-def _names(expr: str) -> set[str]:
+@functools.lru_cache(maxsize=8192)
+def _names(expr: str) -> frozenset[str]:
+    """The names in an expression; remembered, as every lookup of a figure asks (its fingerprint, and the modules a
+    parse reached) and a build has some 1,300 of them."""
     try:
-        return {node.id for node in ast.walk(ast.parse(expr, mode="eval")) if isinstance(node, ast.Name)}
+        return frozenset(node.id for node in ast.walk(ast.parse(expr, mode="eval")) if isinstance(node, ast.Name))
     except SyntaxError:
-        return set()  # it fails when it is evaluated, at its line
+        return frozenset()  # it fails when it is evaluated, at its line
 
 
 def _module_of(value) -> str | None:
@@ -164,19 +231,29 @@ class Frozen:
         # While not None, every entry a lookup returns, by (kind, key): what one lesson's parse took, kept with it in
         # the lesson cache (builder/cache.py) so that a build that takes the lesson from there keeps them too.
         self.trail: dict[tuple[str, str], list] | None = None
+        # While the trail is kept, also the sim modules whose code gave what was looked up, taken from the file or
+        # not: an expression's names' modules, a widget's module (every widget, slow or not). The lesson cache
+        # keys the lesson by them (builder/cache.py).
+        self.reached: set[str] = set()
 
     def expression(self, expr: str, names: dict, compute: Callable[[], str]) -> str:
         """The text of {sim}`expr`, evaluated over `names` by `compute`."""
+        if self.trail is not None:
+            self.reached |= modules_of(expr, names)
         return self._get("expressions", expr, lambda: self.code.expression(expr, names), compute)
 
     def claim(self, expr: str, names: dict, compute: Callable[[], dict]) -> dict:
         """Whether {claim}`expr` holds (on seed 0), evaluated over `names` by `compute`."""
+        if self.trail is not None:
+            self.reached |= modules_of(expr, names)
         return self._get("claims", expr, lambda: self.code.expression(expr, names), compute)
 
     def seeds(self, expr: str, names: dict) -> list | dict | None:
         """What a seeded expression comes to on the other seeds (builder/seeds.py), or None while they are still to
         compute: compute_pending() computes every one a build asked for at once, in parallel."""
         used = self.used["seeds"]
+        if self.trail is not None:
+            self.reached |= modules_of(expr, names)
         if expr not in used:
             code = self.code.expression(expr, names) if self.code is not None else ""
             if (held := self._held("seeds", expr, code)) is None:
@@ -197,6 +274,8 @@ class Frozen:
 
     def view(self, name: str, module, state: dict) -> dict:
         """module.render(state) for widget `name`; frozen only when the widget is slow."""
+        if self.trail is not None:
+            self.reached.add(module.__name__)
         if not module.WIDGET.slow:
             return module.render(state)
         key = f"{name} {json.dumps(state, sort_keys=True, ensure_ascii=False, separators=(',', ':'))}"

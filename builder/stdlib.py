@@ -28,7 +28,6 @@ the zip is sent to every student.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import io
 import json
@@ -38,8 +37,9 @@ import subprocess
 import tempfile
 import zipfile
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from builder.frozen import named_imports
 from sim import widgets
 from sim.page.languages import LANGUAGES
 
@@ -91,33 +91,31 @@ def trace_states() -> list[tuple[str, dict]]:
             if lang in widgets.load(name).TEXT]
 
 
-def imported_names(sim_zip: bytes) -> bytes:
+def imported_names(sim_zip: bytes, memo: Path | None = None) -> bytes:
     """Every module outside the simulator that its import statements name (for `from x import y`, both x and x.y,
     as y may be a submodule), sorted: what decides which modules it can import, whatever else it computes. An edit
-    to the simulator that leaves these alone keeps the cut, and does not wait for a trace."""
+    to the simulator that leaves these alone keeps the cut, and does not wait for a trace. `memo`: a folder where each
+    file's walk is kept by its source (builder/frozen.py named_imports), so that a save walks the one file it
+    changed."""
     names = set()
     with zipfile.ZipFile(io.BytesIO(sim_zip)) as zf:
         for file in zf.namelist():
-            if not file.endswith(".py"):
-                continue
-            for node in ast.walk(ast.parse(zf.read(file), file)):
-                if isinstance(node, ast.Import):
-                    names.update(alias.name for alias in node.names)
-                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                    names.add(node.module)
-                    names.update(f"{node.module}.{alias.name}" for alias in node.names)
+            if file.endswith(".py"):
+                path = PurePosixPath(file)
+                names |= named_imports(zf.read(file), Path(file), path.parent.parts, memo)[0]
     return "\n".join(sorted(n for n in names if n != "sim" and not n.startswith("sim."))).encode()
 
 
 def _imported_names_kept(sim_zip: bytes, cache_dir: Path | None) -> bytes:
-    """imported_names(sim_zip), kept in cache_dir under the zip's hash: walking every module's syntax tree takes
-    half a second, and `build.py serve` rebuilds in a fresh process after every save."""
+    """imported_names(sim_zip), kept in cache_dir under the zip's hash, each file's walk under its own: walking
+    every module's syntax tree takes half a second, and `build.py serve` rebuilds in a fresh process after every
+    save."""
     if cache_dir is None:
         return imported_names(sim_zip)
     kept = cache_dir / "imported-names" / f"{hashlib.sha256(sim_zip).hexdigest()[:24]}.txt"
     if kept.is_file():
         return kept.read_bytes()
-    names = imported_names(sim_zip)
+    names = imported_names(sim_zip, cache_dir / "imports")
     kept.parent.mkdir(parents=True, exist_ok=True)
     partial = kept.with_suffix(f".{os.getpid()}.tmp")  # whole or absent: written aside, then renamed
     partial.write_bytes(names)

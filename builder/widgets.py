@@ -235,12 +235,12 @@ def _segments(text: str, view: dict) -> list[dict]:
 # --- build-time check of every widget ---------------------------------------------------------------
 
 def check_widgets(templates: jinja2.Environment, ui: dict[str, dict], store: Frozen,
-                  usage: Usage | None = None) -> list[Problem]:
-    """Render every widget with its defaults in each language that needs it (its pages', every language without a
-    Usage) and in each that has all of its words; each failure as a problem at its line. A widget no page uses is
-    still drawn, in the languages it has words in."""
+                  usage: Usage | None = None, only: str | None = None) -> list[Problem]:
+    """Render every widget (or the one named `only`) with its defaults in each language that needs it (its pages',
+    every language without a Usage) and in each that has all of its words; each failure as a problem at its line. A
+    widget no page uses is still drawn, in the languages it has words in."""
     problems = []
-    for name in widgets.names():
+    for name in widgets.names() if only is None else (only,):
         try:
             module = widgets.load(name)
             declaration = module.WIDGET

@@ -7,6 +7,8 @@ raises LessonError for bad input. Built-in directives live in the modules import
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 from collections.abc import Callable
 
 import yaml
@@ -17,12 +19,19 @@ from builder.problems import LessonError, did_you_mean
 
 DirectiveFn = Callable[[LessonContext, str, str, int], str]
 DIRECTIVES: dict[str, DirectiveFn] = {}
+# Directives that draw from the simulator something other than figures (a widget: its module's declaration, words
+# and view), and whose HTML and additions to the context depend on nothing else but their own text, the page's
+# language and the build's inputs. A parse records each call (LessonContext.replays), so that the lesson cache can
+# draw it again alone after an edit to the simulator and keep the parse if it comes out the same (build.py).
+REPLAYABLE: set[str] = set()
 
 
-def directive(name: str):
-    """Register a directive function under `name`."""
+def directive(name: str, replayable: bool = False):
+    """Register a directive function under `name` (`replayable`: see REPLAYABLE)."""
     def register(fn: DirectiveFn) -> DirectiveFn:
         DIRECTIVES[name] = fn
+        if replayable:
+            REPLAYABLE.add(name)
         return fn
     return register
 
@@ -32,7 +41,40 @@ def run_directive(ctx: LessonContext, name: str, args: str, body: str, line: int
     if fn is None:
         raise LessonError(line, f"unknown directive {name!r}; known: {', '.join(sorted(DIRECTIVES))}"
                                 + did_you_mean(name, DIRECTIVES))
-    return fn(ctx, args, body, line)
+    if name not in REPLAYABLE or ctx.replays is None:
+        return fn(ctx, args, body, line)
+    marks = (len(ctx.widgets), len(ctx.ids), len(ctx.sections))
+    reached, ctx.frozen.reached = ctx.frozen.reached, set()
+    try:
+        html = fn(ctx, args, body, line)
+    finally:
+        # The modules this call reached, on their own: it need be drawn again only after an edit to one of them.
+        mine, ctx.frozen.reached = ctx.frozen.reached, reached | ctx.frozen.reached
+    ctx.replays.append((name, args, body, line, outcome(ctx, html, marks), tuple(sorted(mine))))
+    return html
+
+
+def replay(ctx: LessonContext, name: str, args: str, body: str, line: int) -> str:
+    """outcome() of one recorded call drawn again in `ctx`, a fresh context of the same page."""
+    return outcome(ctx, DIRECTIVES[name](ctx, args, body, line), (0, 0, 0))
+
+
+def outcome(ctx: LessonContext, html: str, marks: tuple[int, int, int]) -> str:
+    """A digest of a directive's HTML and of what it added to the context since `marks` (the lengths of its
+    widgets, ids and sections before it ran), in a form that does not depend on the process (sets sorted)."""
+    widgets, ids, sections = marks
+    added = (html, [_stable(use) for use in ctx.widgets[widgets:]], ctx.ids[ids:], ctx.sections[sections:],
+             ctx.scripted)
+    return hashlib.sha256(repr(added).encode()).hexdigest()
+
+
+def _stable(value):
+    """A dataclass's fields as a tuple, its sets sorted: a repr that is the same in every process."""
+    if dataclasses.is_dataclass(value):
+        return tuple(_stable(getattr(value, f.name)) for f in dataclasses.fields(value))
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    return value
 
 
 def key_line(body: str, key: str, first_line: int) -> int:

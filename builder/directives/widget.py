@@ -19,7 +19,7 @@ ID = "id="
 WIDGET_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")  # no dots: links name a control as ?ID.CONTROL=value
 
 
-@directive("widget")
+@directive("widget", replayable=True)
 def widget_directive(ctx: LessonContext, args: str, body: str, line: int) -> str:
     words = args.split()
     if not words:
