@@ -27,7 +27,6 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 from playwright.sync_api import expect
 
 import build
@@ -37,6 +36,7 @@ from builder.serve import Server
 from builder.templates import js_number
 from sim import widgets
 from sim.questions import QUESTIONS
+from tests.lessons_copy import some_lessons  # noqa: F401 - the browser tests' vocabulary
 
 READY_TIMEOUT_MS = 60_000
 # The course plan (lessons/course.yml): what the checks every page gets (test_lessons.py) and the families that
@@ -292,23 +292,6 @@ def plotted(plot, expression: str):
     lands on the next frame (widget.js drawPlot)."""
     expect(plot).not_to_have_attribute("data-drawing", re.compile(""))
     return plot.evaluate(expression)
-
-
-def some_lessons(folder: Path, keep: set[str]) -> Path:
-    """A copy of the course's lessons at `folder` with only the lessons `keep` written, the others upcoming under their
-    titles: for a test that builds a site of its own to change or rebuild (a build of two lessons takes 1.6 s, of
-    the course 3.8 s, and the suite builds a dozen)."""
-    shutil.copytree(build.ROOT / "lessons", folder)
-    for lang in (d for d in folder.iterdir() if d.is_dir()):
-        catalog = yaml.safe_load((lang / "catalog.yml").read_text(encoding="utf-8"))
-        upcoming = dict(catalog.get("upcoming") or {})
-        for lesson in lang.glob("*.md"):
-            if lesson.stem not in keep:
-                upcoming[lesson.stem] = yaml.safe_load(lesson.read_text(encoding="utf-8").split("---")[1])["title"]
-                lesson.unlink()
-        catalog["upcoming"] = upcoming
-        (lang / "catalog.yml").write_text(yaml.safe_dump(catalog, allow_unicode=True), encoding="utf-8")
-    return folder
 
 
 _VIEWS: dict[str, str] = {}  # a worker's views so far, as JSON: a view is a function of its widget and state

@@ -10,6 +10,7 @@ import pytest
 import build
 from sim.page.display import fmt_ms
 from sim.physics import presets, roofline
+from tests.lessons_copy import some_lessons
 
 SIM_VALUE = re.compile(r'<span class="sim-value">([^<]*)</span>')
 
@@ -41,7 +42,9 @@ def build_lesson(out, frozen: str = "seeds") -> str:
     # The patched build computes every figure: the frozen ones (builder/frozen.py) belong to the presets on disk,
     # whose fingerprint the patch does not change. All but the serving figures on ten other seeds, which would take
     # minutes (builder/seeds.py): the page this test reads has none. The real build may take them all ("read").
-    build.build(build.Paths(out=out, frozen=frozen))
+    # Only the page it reads is written: the other lessons' figures would be computed for nothing.
+    lessons = some_lessons(out.parent / f"{out.name}-lessons", {"prefill-decode"})
+    build.build(build.Paths(out=out, frozen=frozen, lessons=lessons))
     return (out / "prefill-decode" / "index.html").read_text(encoding="utf-8")
 
 
