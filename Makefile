@@ -16,8 +16,9 @@ export SKIP_ENGINES
 serve: $(VENV)/.base node_modules/.installed
 	$(PY) build.py serve
 
-# pytest-xdist: each worker takes the next test as it finishes one, its browser tests sharing one Chromium and one
-# Python (tests/browser/conftest.py), and one Firefox and one WebKit (tests/engines/conftest.py).
+# pytest-xdist: each worker takes the next test as it finishes one, the longest work first and tests/engines as one
+# unit on one worker (tests/conftest.py); a worker's browser tests share one Chromium and one Python
+# (tests/browser/conftest.py), and the engines' one Firefox and one WebKit (tests/engines/conftest.py).
 test: $(VENV)/.test node_modules/.installed chromium engines
 	$(PY) -m ruff check .
 	$(PY) -m pytest -n auto --dist loadgroup --durations=15
