@@ -151,7 +151,7 @@ SLUGS = list(dict.fromkeys(lesson.slug for lesson in LESSONS))
 def reading() -> list:
     """(engine, lesson) for every written lesson: each lesson read by one engine, the engines taking the lessons in
     turn and each engine's lessons alternating between the languages, so that every lesson is read by an engine
-    besides Chromium, and each engine reads both languages and every kind of control. (Every lesson in each engine
+    besides Chromium, and each engine reads both languages. (Every lesson in each engine
     doubled this module's time, which grows with the course: what differs between engines is the page's own
     JavaScript and CSS, which every lesson shares, and the layout, which each engine meets on half the lessons;
     Python in the page is the same WebAssembly everywhere, and Chromium reads every page in tests/browser.) The
