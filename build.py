@@ -43,7 +43,7 @@ from builder.markdown import make_markdown, render_lesson_markdown
 from builder.offline import service_worker
 from builder.problems import BuildFailed, LessonError, Problem, did_you_mean
 from builder.search import INDEX_DIR, index_site
-from builder.serve import serve
+from builder.serve import Rebuilder, serve
 from builder.stdlib import Stdlib, StdlibError, cut_stdlib
 from builder.templates import js_number, json_island, make_templates  # noqa: F401  (js_number: tests, bench)
 from builder.terms import Term, load_terms
@@ -741,7 +741,7 @@ def renew_index(site: Path, node_modules: Path) -> None:
     fresh, old = site / f"{INDEX_DIR}.new", site / f"{INDEX_DIR}.old"
     shutil.rmtree(fresh, ignore_errors=True)
     try:
-        index_site(site, node_modules, subdir=fresh.name)
+        index_site(site, node_modules, subdir=fresh.name, background=True)
     except BuildFailed as failed:
         shutil.rmtree(fresh, ignore_errors=True)
         for problem in failed.problems:
@@ -816,8 +816,8 @@ def main(argv: list[str] | None = None) -> int:
                 report(failed)
                 if not paths.out.exists():
                     return 2
-            rebuild = [sys.executable, str(Path(__file__).resolve()), "build", "--dev",
-                       "--lessons", str(paths.lessons), "--out", str(paths.out)] + (["--no-cache"] * args.no_cache)
+            rebuild = Rebuilder(ROOT, ["build", "--dev", "--lessons", str(paths.lessons), "--out", str(paths.out)]
+                                + ["--no-cache"] * args.no_cache, pycache=CACHE.parent / "pycache")
             sources = [paths.lessons, paths.templates, paths.static, paths.catalogs, paths.sim, ROOT / "builder"]
             serve(paths.out, args.port, sources, rebuild, announce=lambda line: print(line, flush=True),
                   ignore=frozenset({paths.lessons / frozen.FILE}))  # what the rebuild writes is no save

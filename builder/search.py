@@ -7,6 +7,7 @@ its browser script under <site>/pagefind/, one index per <html lang>. Only a les
 
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
 import sys
@@ -28,16 +29,22 @@ def pagefind_binary(node_modules: Path) -> Path:
     return node_modules / "@pagefind" / f"{system}-{cpu}" / "bin" / name
 
 
-def index_site(site_dir: Path, node_modules: Path, subdir: str = INDEX_DIR) -> None:
+def _lower_priority() -> None:
+    os.nice(10)
+
+
+def index_site(site_dir: Path, node_modules: Path, subdir: str = INDEX_DIR, background: bool = False) -> None:
     """Write the search index of the pages in site_dir into site_dir/<subdir>/ (pagefind/ unless said otherwise);
-    BuildFailed says what went wrong."""
+    BuildFailed says what went wrong. `background`: at a low priority (under `serve`, the index that follows a
+    save leaves the CPU to the page reloading meanwhile)."""
     binary = pagefind_binary(node_modules)
     if not binary.is_file():
         raise BuildFailed([Problem(binary, 1, "Pagefind's search indexer is missing: run 'npm ci' "
                                               "(make serve and make test do)")])
     command = [str(binary), "--site", str(site_dir), "--output-subdir", subdir, "--silent"]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_S, check=False,
+                              preexec_fn=_lower_priority if background and hasattr(os, "nice") else None)
     except (OSError, subprocess.TimeoutExpired) as e:
         raise BuildFailed([Problem(binary, 1, f"the search indexer could not run: {e}")]) from None
     if done.returncode != 0:

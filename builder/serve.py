@@ -8,10 +8,13 @@ import functools
 import gzip
 import http.server
 import io
+import json
 import os
 import subprocess
+import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +22,22 @@ from pathlib import Path
 # What is sent gzip-compressed when a Server compresses (as a static host does): everything but files that are
 # compressed already.
 ALREADY_COMPRESSED = (".zip", ".gz", ".png", ".jpg", ".woff2", ".whl")
+
+
+# A page of `build.py serve` asks for the site's build id with the one it has (livereload.js): the answer waits until
+# the site is rebuilt, or this long, so that the page reloads as soon as the new site is in place.
+HOLD_S = 20.0
+
+
+def _hold_until_changed(build_id: Path, seen: str) -> None:
+    deadline = time.monotonic() + HOLD_S
+    while time.monotonic() < deadline:
+        try:
+            if build_id.read_text() != seen:
+                return
+        except OSError:  # between the old site's rename and the new one's
+            pass
+        time.sleep(0.02)
 
 
 @dataclass(frozen=True)
@@ -75,6 +94,9 @@ class Server:
                 if pacer:
                     time.sleep(pacer.link.latency_s)
                 path = self.translate_path(self.path)
+                target, _, query = self.path.partition("?")
+                if target.endswith("/__build_id") and query.startswith("after="):
+                    _hold_until_changed(Path(path), urllib.parse.unquote(query.removeprefix("after=")))
                 if os.path.isdir(path) and self.path.split("?")[0].endswith("/"):
                     path = os.path.join(path, "index.html")  # as SimpleHTTPRequestHandler serves a folder
                 if not (compress and os.path.isfile(path) and not path.endswith(ALREADY_COMPRESSED)
@@ -150,24 +172,59 @@ def source_stamp(folders: list[Path], ignore: frozenset[Path] = frozenset()) -> 
     return tuple(sorted(stamp))
 
 
-def watch(folders: list[Path], rebuild: list[str], interval_s: float = 0.2,
-          ignore: frozenset[Path] = frozenset()) -> None:
-    """Run the command `rebuild` whenever a source changes (forever). Files the rebuild itself writes (the frozen
-    figures) are in `ignore`: a change there is no save.
+class Rebuilder:
+    """Runs `build.py` with `argv` once per save. Where the system can fork, through builder/rebuild.py: a process
+    that keeps the libraries a build imports and forks a child per rebuild, which imports the project afresh (a
+    save pays neither Python's start nor those imports; an edit to sim/ or builder/ still takes effect). The
+    children keep the project's compiled modules in the build cache (`pycache`), not beside the sources. Without
+    fork, or once that process is gone, each rebuild is a fresh interpreter."""
 
-    Each rebuild runs in a fresh interpreter so that edits to sim/ and builder/ take effect too; a broken
-    save prints its problems and keeps the last good site.
-    """
+    def __init__(self, root: Path, argv: list[str], pycache: Path):
+        """root: the folder of the project's build.py (and its modules)."""
+        self.root, self.argv = root, argv
+        self.process: subprocess.Popen | None = None
+        if hasattr(os, "fork"):
+            read_fd, write_fd = os.pipe()
+            self.process = subprocess.Popen(
+                [sys.executable, "-P", str(Path(__file__).with_name("rebuild.py")), str(root), str(write_fd),
+                 str(pycache)],
+                stdin=subprocess.PIPE, pass_fds=(write_fd,), text=True)
+            os.close(write_fd)
+            self.statuses = os.fdopen(read_fd)
+
+    def __call__(self) -> int:
+        """One rebuild, waited for: its exit status."""
+        if self.process is not None and self.process.poll() is None:
+            try:
+                self.process.stdin.write(json.dumps(self.argv) + "\n")
+                self.process.stdin.flush()
+                if line := self.statuses.readline():
+                    return int(line)
+            except (OSError, ValueError):
+                pass
+            self.process = None  # gone: a fresh interpreter from now on
+        return subprocess.run([sys.executable, str(self.root / "build.py"), *self.argv], check=False).returncode
+
+    def close(self) -> None:
+        if self.process is not None:
+            self.process.stdin.close()  # it ends at the end of its input
+            self.process.wait()
+
+
+def watch(folders: list[Path], rebuild: Callable[[], int], interval_s: float = 0.2,
+          ignore: frozenset[Path] = frozenset()) -> None:
+    """Call `rebuild` whenever a source changes (forever). Files the rebuild itself writes (the frozen figures) are
+    in `ignore`: a change there is no save. A broken save prints its problems and keeps the last good site."""
     stamp = source_stamp(folders, ignore)
     while True:
         time.sleep(interval_s)
         current = source_stamp(folders, ignore)
         if current != stamp:
             stamp = current
-            subprocess.run(rebuild, check=False)
+            rebuild()
 
 
-def serve(directory: Path, port: int, folders: list[Path], rebuild: list[str],
+def serve(directory: Path, port: int, folders: list[Path], rebuild: Rebuilder,
           announce: Callable[[str], None] = print, ignore: frozenset[Path] = frozenset()) -> None:
     """Serve `directory` at 127.0.0.1:port and rebuild on save (files in `ignore` excepted), until Ctrl-C."""
     threading.Thread(target=watch, args=(folders, rebuild), kwargs={"ignore": ignore}, daemon=True).start()
@@ -179,3 +236,4 @@ def serve(directory: Path, port: int, folders: list[Path], rebuild: list[str],
         pass
     finally:
         server.close()
+        rebuild.close()

@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import build
+from builder import serve as build_serve
 from builder.serve import Link, Server
 
 HERE = Path(__file__).parent
@@ -157,3 +158,54 @@ def test_a_slow_link_paces_every_response_on_one_line(tmp_path):
         assert time.monotonic() - start >= 0.14
     finally:
         server.close()
+
+
+def test_a_page_asking_with_its_build_id_is_answered_once_the_site_is_rebuilt(tmp_path):
+    (tmp_path / "__build_id").write_text("one")
+    server = Server(tmp_path)
+    answers: list[tuple[str, float]] = []
+
+    def ask(after: str) -> None:
+        with urllib.request.urlopen(server.url(f"__build_id?after={after}"), timeout=10) as response:
+            answers.append((response.read().decode(), time.monotonic()))
+
+    try:
+        ask("older")  # a page that has another build reloads at once
+        assert answers[0][0] == "one"
+        waiting = threading.Thread(target=ask, args=("one",))
+        waiting.start()
+        time.sleep(0.5)
+        assert len(answers) == 1  # the page that has this build is answered only once there is a new one
+        rebuilt = time.monotonic()
+        (tmp_path / "__build_id.new").write_text("two")
+        (tmp_path / "__build_id.new").replace(tmp_path / "__build_id")
+        waiting.join(timeout=5)
+        assert answers[1][0] == "two" and answers[1][1] - rebuilt < 0.5
+    finally:
+        server.close()
+
+
+def test_each_rebuild_imports_the_project_afresh_and_keeps_its_bytecode_in_the_cache(tmp_path):
+    """serve's Rebuilder forks each rebuild from a process that holds the libraries: an edit to the project's
+    own modules is seen by the next rebuild, its exit status comes back, and no bytecode lands beside the sources."""
+    project, pycache, out = tmp_path / "project", tmp_path / "cache" / "pycache", tmp_path / "out.txt"
+    (project / "parts").mkdir(parents=True)
+    (project / "parts" / "__init__.py").write_text("")
+    (project / "parts" / "answer.py").write_text("VALUE = 1\n")
+    (project / "build.py").write_text(
+        "import sys\nfrom pathlib import Path\nimport parts.answer\n\n\n"
+        "def main(argv):\n"
+        "    Path(argv[0]).write_text(str(parts.answer.VALUE))\n"
+        "    return parts.answer.VALUE\n")
+    rebuild = build_serve.Rebuilder(project, [str(out)], pycache=pycache)
+    try:
+        assert rebuild() == 1 and out.read_text() == "1"
+        (project / "parts" / "answer.py").write_text("VALUE = 11\n")
+        assert rebuild() == 11 and out.read_text() == "11"
+        # A save of the same length, within the second: bytecode checked by its time and size would be taken.
+        (project / "parts" / "answer.py").write_text("VALUE = 22\n")
+        assert rebuild() == 22 and out.read_text() == "22"
+    finally:
+        rebuild.close()
+    assert not list(project.rglob("__pycache__"))
+    assert list(pycache.rglob("answer*.pyc"))
