@@ -47,7 +47,7 @@ def with_heights(body: str) -> str:
     for k, start in enumerate(starts):
         end = starts[k + 1] if k + 1 < len(starts) else last
         part = body[start:end]
-        wide, narrow = (estimate(part, width) for width in ("wide", "narrow"))
+        wide, narrow = estimates(part, ("wide", "narrow"))
         style = f"--part-h:{wide}px;--part-h-narrow:{narrow}px"
         pieces.append(part.replace(OPEN, f'<section class="lesson-part" style="{style}">', 1))
     return "".join(pieces)
@@ -55,23 +55,35 @@ def with_heights(body: str) -> str:
 
 def estimate(html: str, width: str) -> int:
     """A part's height in px at that width ("wide" or "narrow")."""
-    counts = features(html, LINE_CHARS[width])
-    return round(sum(COEFFICIENTS[width][name] * counts[name] for name in FEATURES))
+    return estimates(html, (width,))[0]
+
+
+def estimates(html: str, widths: tuple[str, ...]) -> list[int]:
+    """A part's height in px at each width, from one reading of it."""
+    return [round(sum(COEFFICIENTS[width][name] * counts[name] for name in FEATURES))
+            for width, counts in zip(widths, read(html, tuple(LINE_CHARS[width] for width in widths)), strict=True)]
 
 
 def features(html: str, line_chars: int) -> dict[str, float]:
+    """A part's features, its lines counted at `line_chars` characters a line."""
+    return read(html, (line_chars,))[0]
+
+
+def read(html: str, line_chars: tuple[int, ...]) -> list[dict[str, float]]:
+    """A part's features at each line width: only its lines depend on the width."""
     parser = _Features(line_chars)
     parser.feed(html)
     parser.close()
     parser.end_block()
-    return parser.counts
+    return [{**parser.counts, "lines": lines} for lines in parser.lines]
 
 
 class _Features(HTMLParser):
-    def __init__(self, line_chars: int):
+    def __init__(self, line_chars: tuple[int, ...]):
         super().__init__(convert_charrefs=True)
         self.line_chars = line_chars
-        self.counts = dict.fromkeys(FEATURES, 0.0)
+        self.counts = dict.fromkeys(FEATURES, 0.0)  # "lines" apart: one count per width, in `lines`
+        self.lines = [0.0] * len(line_chars)
         self.stack: list[str] = []
         self.hidden_at: int | None = None  # depth of the element whose content takes no room
         self.width = 0  # characters of the block being read, in half-widths
@@ -88,7 +100,7 @@ class _Features(HTMLParser):
                 return
             self.hidden_at = len(self.stack)
             if tag == "details":  # its summary still shows: one line
-                self.counts["lines"] += 1
+                self.add_lines(1)
             return
         if tag in BLOCKS:
             self.end_block()
@@ -130,15 +142,18 @@ class _Features(HTMLParser):
         if self.hidden_at is not None or self._inside("svg"):
             return
         if self.in_pre:  # a line of code is a line
-            self.counts["lines"] += data.count("\n") + 1
+            self.add_lines(data.count("\n") + 1)
             return
         text = " ".join(data.split())
         if text:
             self.width += len(text) + len(WIDE_CHAR.findall(text)) + 1
 
+    def add_lines(self, n: int) -> None:
+        self.lines = [lines + n for lines in self.lines]
+
     def end_block(self):
         if self.width:
-            self.counts["lines"] += math.ceil(self.width / self.line_chars)
+            self.lines = [lines + math.ceil(self.width / chars) for lines, chars in zip(self.lines, self.line_chars)]
             self.width = 0
 
     def _inside(self, tag: str) -> bool:
