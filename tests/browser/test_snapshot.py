@@ -172,12 +172,14 @@ def test_without_shared_workers_every_later_page_restores_python_with_fresh_rand
 
 def test_a_bad_snapshot_boots_normally_and_is_replaced(dedicated_worker, own_page, server):
     assert visit(own_page, server.url(FIRST))["settled"] == "saved"
-    # Each damage in turn, to the snapshot that replaced the one damaged before it.
+    # Each damage in turn, to the snapshot that replaced the one damaged before it. Every refusal leads to the same
+    # full boot: the views of the first are compared with CPython's (each comparison renders every widget again).
     for how in ("key", "truncated", "bytes", "header"):
         assert own_page.evaluate(TAMPER, how).endswith(".snapshot"), how
         again = visit(own_page, server.url(NEXT))
         assert again["restored"] is False and again["settled"] == "saved", how
-        assert_views_equal_cpython(own_page)
+        if how == "key":
+            assert_views_equal_cpython(own_page)
         assert visit(own_page, server.url(FIRST))["restored"] is True, how  # the replacement restores
 
 
