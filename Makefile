@@ -24,7 +24,7 @@ test: $(VENV)/.test node_modules/.installed chromium engines
 	$(PY) -m pytest -n auto --dist loadgroup --durations=15
 
 # The inner loops: the simulator's tests (under a minute on 2 cores); everything but the browser tests (about
-# 4.5 minutes: ruff and pytest both run, and a long line does not hide a failing test); the browser tests of one
+# 3.5 minutes: ruff and pytest both run, and a long line does not hide a failing test); the browser tests of one
 # lesson (make test-lesson LESSON=kv-cache-serving).
 test-sim: $(VENV)/.test
 	$(PY) -m pytest tests/sim -q -n auto
