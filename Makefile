@@ -5,7 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 CHROMIUM ?= /usr/bin/chromium
-export CHROMIUM
+CHROMIUM_SHELL ?= /usr/bin/chromium-headless-shell
+export CHROMIUM CHROMIUM_SHELL
 # tests/engines: Firefox and WebKit. SKIP_ENGINES=firefox,webkit (either or both) skips their tests, said in the
 # summary, and installs neither.
 SKIP_ENGINES ?=
@@ -66,15 +67,19 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	touch $@
 
-# Debian's Chromium: Playwright cannot download its own browser on these machines.
+# Debian's Chromium (bench/ drives it) and its headless shell (the browser tests drive it): Playwright cannot download
+# its own browser on these machines.
 chromium:
-	@if [ -x "$(CHROMIUM)" ]; then :; \
+	@missing=""; \
+	[ -x "$(CHROMIUM)" ] || missing="$$missing chromium"; \
+	[ -x "$(CHROMIUM_SHELL)" ] || missing="$$missing chromium-headless-shell"; \
+	if [ -z "$$missing" ]; then :; \
 	elif [ "$$(id -u)" = 0 ]; then \
-		echo "installing Debian's chromium (browser tests drive it)"; \
-		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
+		echo "installing Debian's$$missing (the browser tests and bench/ drive them)"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	else \
-		echo "Browser tests need Chromium at $(CHROMIUM). Install it (sudo apt-get install chromium)"; \
-		echo "or point CHROMIUM at a Chromium binary, then run make test again."; \
+		echo "Browser tests need$$missing. Install it (sudo apt-get install$$missing)"; \
+		echo "or point CHROMIUM and CHROMIUM_SHELL at Chromium's binaries, then run make test again."; \
 		exit 1; \
 	fi
 

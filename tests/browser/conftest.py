@@ -78,9 +78,10 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
-    chromium = executable()
+    chromium = executable(shell=True)
     if not Path(chromium).exists():
-        pytest.exit(f"Chromium not found at {chromium}: install Debian's chromium or set CHROMIUM", returncode=3)
+        pytest.exit(f"Chromium's headless shell not found at {chromium}: install Debian's chromium-headless-shell "
+                    "or set CHROMIUM_SHELL", returncode=3)
     return {**browser_type_launch_args, "executable_path": chromium, "args": ARGS}
 
 

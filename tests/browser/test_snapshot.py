@@ -123,7 +123,8 @@ def test_after_a_browser_restart_python_is_restored_and_answers_as_cpython(brows
     # A shared worker ends with the browser; the snapshot it saved (through a File, as shared workers have no sync
     # access handles) is what the next day's first page restores.
     def launch():
-        return browser_type.launch_persistent_context(tmp_path / "profile", executable_path=executable(), args=ARGS)
+        return browser_type.launch_persistent_context(tmp_path / "profile", executable_path=executable(shell=True),
+                                                       args=ARGS)
 
     context = launch()
     try:
