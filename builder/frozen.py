@@ -139,21 +139,25 @@ def modules_of(expr: str, names: dict) -> set[str]:
 
 def named_imports(source: bytes, path: Path, package: tuple[str, ...], memo: Path | None = None
                   ) -> tuple[frozenset[str], bool]:
-    """_named() of a file, kept in `memo` (a folder) by the hash of its source and of this file's code."""
-    if memo is None:
-        return _named(ast.parse(source, str(path)), package)
+    """_named() of a file, kept in `memo` (a folder) by the hash of its source and of this file's code, and in this
+    process (`_WALKED`)."""
     digest = hashlib.sha256(_WALKER + b"\0" + ".".join(package).encode() + b"\0" + source).hexdigest()[:24]
-    kept = memo / f"{digest}.json"
+    if digest in _WALKED:
+        return _WALKED[digest]
+    kept = memo and memo / f"{digest}.json"
     try:
-        found, dynamic = json.loads(kept.read_text(encoding="utf-8"))
-        return frozenset(found), dynamic
+        found, dynamic = json.loads(kept.read_text(encoding="utf-8")) if kept else (None, None)
+        if found is not None:
+            _WALKED[digest] = frozenset(found), dynamic
+            return _WALKED[digest]
     except (OSError, ValueError):
         pass
-    found, dynamic = _named(ast.parse(source, str(path)), package)
-    memo.mkdir(parents=True, exist_ok=True)
-    partial = kept.with_suffix(f".{os.getpid()}.tmp")  # whole or absent: written aside, then renamed
-    partial.write_text(json.dumps([sorted(found), dynamic]), encoding="utf-8")
-    partial.replace(kept)
+    _WALKED[digest] = found, dynamic = _named(ast.parse(source, str(path)), package)
+    if kept:
+        memo.mkdir(parents=True, exist_ok=True)
+        partial = kept.with_suffix(f".{os.getpid()}.tmp")  # whole or absent: written aside, then renamed
+        partial.write_text(json.dumps([sorted(found), dynamic]), encoding="utf-8")
+        partial.replace(kept)
     return found, dynamic
 
 
@@ -181,6 +185,9 @@ def _in_sim(name: str) -> bool:
 
 
 _WALKER = hashlib.sha256(Path(__file__).read_bytes()).digest()  # a change to the walk renews what `memo` kept
+# Each file's walk in this process, by the digest named_imports keeps it under: a process that builds again (the
+# tests build some hundred sites, each walking all of sim/ for most of a second) walks a file once.
+_WALKED: dict[str, tuple[frozenset[str], bool]] = {}
 
 
 def _with_packages(names: set[str]) -> set[str]:
