@@ -67,24 +67,6 @@ def own_site(tmp_path, serve):
     return paths, serve(paths.out)
 
 
-def test_a_visited_lesson_reopens_offline_with_working_widgets(own_page, server):
-    visit(own_page, server.url(LESSON))
-    own_page.context.set_offline(True)
-    # A scenario link to the page, offline: the page, its styles, scripts, Python and the simulator all answer.
-    own_page.goto(server.url(LESSON) + "?roofline.T=1024")
-    own_page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
-    roof = own_page.locator("#roofline")
-    expect(roof.locator('input[name="T"]')).to_have_value("1024")
-    roof.locator('input[name="T"]').fill("512")
-    state = own_page.evaluate("window.inferlab.widgets.find(w => w.id === 'roofline').state")
-    wait_for_output(roof, "prefill_ms", cpython_view("roofline", {**state, "T": 512})["outputs"]["prefill_ms"]["value"])
-    assert own_page.evaluate("getComputedStyle(document.body).fontFamily") != ""
-    assert own_page.evaluate("document.styleSheets.length") > 0
-    # Reloaded offline, again.
-    own_page.reload()
-    own_page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
-
-
 def forget_kept(page, part: str) -> None:
     """Take out of the service worker's caches every file whose address holds `part`."""
     page.evaluate("""async (part) => {
@@ -106,23 +88,6 @@ KEPT_ON_USE = """async () => {
 }"""
 
 
-def test_a_first_visit_leaves_the_search_index_for_later_and_says_when_a_figure_needs_a_connection(own_page, server):
-    """A first visit pays for what its page uses: the search index and plotly.js wait until they are used.
-    Offline, a figure plotly.js was never fetched for says so, with what it shows, and logs no error."""
-    visit(own_page, server.url(LESSON))
-    kept = own_page.evaluate(KEPT_ON_USE)  # on the page itself: another page would be a student reading on
-    assert kept["later"] > 10 and not [path for path in kept["kept"] if path.startswith("pagefind/")], kept
-    forget_kept(own_page, "/plotly/")  # as if no figure had come near the screen online
-    own_page.context.set_offline(True)
-    own_page.goto(server.url(LESSON))
-    own_page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
-    own_page.locator("#roofline").scroll_into_view_if_needed()
-    figure = own_page.locator('#roofline [data-figure="roofline"]')
-    expect(figure).to_have_attribute("data-unavailable", re.compile(UI["zh"]["script"]["widget"]["figure_offline"]
-                                                                   .split("{alt}")[0][:12]))
-    assert figure.get_attribute("aria-label") in figure.get_attribute("data-unavailable")
-
-
 @pytest.mark.parametrize("online", ["a-second-page", "a-search"])
 def test_search_and_figures_work_offline_once_the_student_reads_on_or_searches(own_page, server, online):
     """Offline, a search never made online still finds its pages, and a figure never seen online is drawn."""
@@ -142,52 +107,53 @@ def test_search_and_figures_work_offline_once_the_student_reads_on_or_searches(o
     assert "/en/prefill-decode/" in result_urls(search(own_page, "roofline"))
 
 
-def test_search_without_its_index_offline_says_it_needs_a_connection(own_page, server):
-    visit(own_page, server.url(LESSON))
-    forget_kept(own_page, "/pagefind/")
-    own_page.context.set_offline(True)
-    own_page.goto(server.url(LESSON))
-    own_page.locator("#site-search-input").fill("屋顶线")
-    expect(own_page.locator("#site-search-status")).to_have_text(WORDS["zh"]["offline"], timeout=15_000)
-    expect(own_page.locator("#site-search-results li")).to_have_count(0)
-    # own_page fails the test on a console error: the page asked the worker first, and imported nothing.
-
-
-@pytest.mark.parametrize(("unvisited", "lang"), [("inference-vs-training/", "zh"), ("en/" + LESSON, "en")],
-                         ids=["another-lesson", "other-language"])
-def test_an_unvisited_page_offline_shows_the_sites_offline_page(own_page, server, unvisited, lang):
+def test_a_first_visit_keeps_its_page_for_offline_reading_and_the_rest_says_what_needs_a_connection(own_page,
+                                                                                                      server):
+    """What one first visit of a lesson leaves for reading offline, each part after the same cold visit (a cold
+    boot costs seconds of CPU, and every part starts from what that visit kept):
+    - the search index and plotly.js wait until they are used;
+    - offline, the lesson opens from a scenario link with working widgets, and again on a reload;
+    - offline, an unvisited lesson, or the page in the other language, is the offline page of its address's
+      language, listing the page kept, with its own styles, a working skip link and search box, passing axe in
+      either theme and fitting a phone; from its list the kept page opens;
+    - offline, a figure whose plotly.js was never fetched says so, with what it shows, and a search whose index was
+      never fetched says it needs a connection (own_page fails the test on a console error: the page asked the
+      worker first, and imported nothing)."""
     visit(own_page, server.url(LESSON))
     title = own_page.locator("h1").inner_text()
+    kept = own_page.evaluate(KEPT_ON_USE)  # on the page itself: another page would be a student reading on
+    assert kept["later"] > 10 and not [path for path in kept["kept"] if path.startswith("pagefind/")], kept
     own_page.context.set_offline(True)
-    own_page.goto(server.url(unvisited))
-    # At the address asked for, the offline page of that address's language, listing the one page kept.
-    expect(own_page).to_have_url(server.url(unvisited))
-    expect(own_page.locator("html")).to_have_attribute("lang", lang)
-    expect(own_page.locator("h1")).to_have_text(UI[lang]["offline"]["title"])
-    expect(own_page.locator("[data-saved-pages][data-filled]")).to_be_attached()
-    links = own_page.locator("[data-saved-list] a")
-    expect(links).to_have_count(1)
-    expect(links).to_have_text(title)
-    expect(own_page.locator("[data-saved-none]")).to_be_hidden()
-    # Its own files load from there (the stylesheet, the header's links), and the kept page opens from the list.
+
+    # A scenario link to the page: the page, its styles, scripts, Python and the simulator all answer.
+    own_page.goto(server.url(LESSON) + "?roofline.T=1024")
+    own_page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
+    roof = own_page.locator("#roofline")
+    expect(roof.locator('input[name="T"]')).to_have_value("1024")
+    roof.locator('input[name="T"]').fill("512")
+    state = own_page.evaluate("window.inferlab.widgets.find(w => w.id === 'roofline').state")
+    wait_for_output(roof, "prefill_ms", cpython_view("roofline", {**state, "T": 512})["outputs"]["prefill_ms"]["value"])
+    assert own_page.evaluate("getComputedStyle(document.body).fontFamily") != ""
     assert own_page.evaluate("document.styleSheets.length") > 0
-    expect(own_page.locator(".site-search[data-ready]")).to_be_visible()
-    own_page.locator(".skip-link").focus()
-    own_page.keyboard.press("Enter")  # the skip link stays on this page, its <base> notwithstanding
-    expect(own_page).to_have_url(server.url(unvisited) + "#main")
-    links.click()
-    expect(own_page).to_have_url(server.url(LESSON))
-    expect(own_page.locator("h1")).to_have_text(title)
+    own_page.reload()
     own_page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
 
-
-def test_the_offline_page_passes_axe_in_either_theme_and_fits_a_phone(own_page, server):
-    visit(own_page, server.url(LESSON))
-    own_page.context.set_offline(True)
+    # Pages never visited: the offline page at their address, in their language, listing the one page kept.
+    for unvisited, lang in (("inference-vs-training/", "zh"), ("en/" + LESSON, "en")):
+        own_page.goto(server.url(unvisited))
+        expect(own_page).to_have_url(server.url(unvisited))
+        expect(own_page.locator("html")).to_have_attribute("lang", lang)
+        expect(own_page.locator("h1")).to_have_text(UI[lang]["offline"]["title"])
+        expect(own_page.locator("[data-saved-pages][data-filled]")).to_be_attached()
+        links = own_page.locator("[data-saved-list] a")
+        expect(links).to_have_count(1)
+        expect(links).to_have_text(title)
+        expect(own_page.locator("[data-saved-none]")).to_be_hidden()
+        assert own_page.evaluate("document.styleSheets.length") > 0
+        expect(own_page.locator(".site-search[data-ready]")).to_be_visible()
+    # (the English one still open) On a phone, in either theme.
     own_page.set_viewport_size({"width": 375, "height": 812})
     own_page.emulate_media(color_scheme="light")
-    own_page.goto(server.url("en/" + LESSON))
-    expect(own_page.locator("[data-saved-pages][data-filled]")).to_be_attached()
     assert own_page.evaluate("document.documentElement.scrollWidth") <= 375
     own_page.evaluate(AXE.read_text(encoding="utf-8"))
     found = {"light": violations(own_page)}
@@ -195,6 +161,32 @@ def test_the_offline_page_passes_axe_in_either_theme_and_fits_a_phone(own_page, 
     own_page.wait_for_function("() => document.documentElement.dataset.theme === 'dark'")
     found["dark"] = violations(own_page)
     assert found == {"light": [], "dark": []}, found
+    own_page.emulate_media(color_scheme="light")
+    own_page.set_viewport_size({"width": 1280, "height": 720})
+    own_page.locator(".skip-link").focus()
+    own_page.keyboard.press("Enter")  # the skip link stays on this page, its <base> notwithstanding
+    expect(own_page).to_have_url(server.url("en/" + LESSON) + "#main")
+    own_page.locator("[data-saved-list] a").click()
+    expect(own_page).to_have_url(server.url(LESSON))
+    expect(own_page.locator("h1")).to_have_text(title)
+    own_page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
+
+    # A figure whose plotly.js never came (as if no figure had come near the screen online).
+    forget_kept(own_page, "/plotly/")
+    own_page.goto(server.url(LESSON))
+    own_page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
+    own_page.locator("#roofline").scroll_into_view_if_needed()
+    figure = own_page.locator('#roofline [data-figure="roofline"]')
+    expect(figure).to_have_attribute("data-unavailable", re.compile(UI["zh"]["script"]["widget"]["figure_offline"]
+                                                                   .split("{alt}")[0][:12]))
+    assert figure.get_attribute("aria-label") in figure.get_attribute("data-unavailable")
+
+    # A search whose index never came.
+    forget_kept(own_page, "/pagefind/")
+    own_page.goto(server.url(LESSON))
+    own_page.locator("#site-search-input").fill("屋顶线")
+    expect(own_page.locator("#site-search-status")).to_have_text(WORDS["zh"]["offline"], timeout=15_000)
+    expect(own_page.locator("#site-search-results li")).to_have_count(0)
 
 
 def test_a_rebuilt_site_is_served_fresh_once_online(browser, own_site):
