@@ -248,6 +248,15 @@ def site_page(shared_context, watch):
 
 
 @pytest.fixture
+def tab_of_its_own(site_page):
+    """site_page, closed after the test (the next test gets a new tab of the shared context): for a test that gives
+    its page an init script, which a tab keeps for every later page it opens. The shared context's Python serves it:
+    no cold boot."""
+    yield site_page
+    site_page.close()
+
+
+@pytest.fixture
 def own_page(page, server, watch):
     """Like site_page, in a browser context of the test's own (mark the test own_context)."""
     guard(page.context, server.origin, lambda: watch)

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from tests.browser.conftest import ALL_READY, READY_TIMEOUT_MS
 
 LESSON = "en/sampling/"  # its first figure is five screens down
-pytestmark = [pytest.mark.own_context, pytest.mark.lesson("sampling")]
+pytestmark = pytest.mark.lesson("sampling")
 
 # Whether the first drawing call came in the task that evaluated plotly.js (which sets window.Plotly), and every
 # plot thrown away (a node holding a Plotly plot taken out of the document).
@@ -48,32 +48,34 @@ def open_settled(page, url: str) -> None:
     page.evaluate("async () => { await window.inferlab.runtime.settled; }")
 
 
-def test_plotly_is_made_ready_before_the_first_figure_comes_near(own_page, server):
-    own_page.set_viewport_size({"width": 1280, "height": 900})
-    open_settled(own_page, server.url(LESSON))
-    widget = own_page.locator(f"#{own_page.evaluate(FIRST_FIGURE)}")
-    own_page.wait_for_timeout(500)
-    assert own_page.evaluate("typeof window.Plotly") == "undefined", "no figure is near: plotly.js waits"
+def test_plotly_is_made_ready_before_the_first_figure_comes_near(tab_of_its_own, server):
+    page = tab_of_its_own
+    page.set_viewport_size({"width": 1280, "height": 900})
+    open_settled(page, server.url(LESSON))
+    widget = page.locator(f"#{page.evaluate(FIRST_FIGURE)}")
+    page.wait_for_timeout(500)
+    assert page.evaluate("typeof window.Plotly") == "undefined", "no figure is near: plotly.js waits"
     # Scrolled until the widget is a screen and a third below the window: within two screens, beyond the margin
     # at which figures are drawn (600 px).
     for _ in range(3):  # parts laid out as they near the screen move what is below them
-        own_page.evaluate("(id) => { const top = document.getElementById(id).getBoundingClientRect().top;"
+        page.evaluate("(id) => { const top = document.getElementById(id).getBoundingClientRect().top;"
                           " scrollBy(0, top - innerHeight * 2.33); }", widget.get_attribute("id"))
-    own_page.wait_for_function("() => window.__plotly.thrownAway > 0", timeout=15_000)
-    assert own_page.evaluate("window.__plotly.firstDrawInEvaluation") is False
+    page.wait_for_function("() => window.__plotly.thrownAway > 0", timeout=15_000)
+    assert page.evaluate("window.__plotly.firstDrawInEvaluation") is False
     expect(widget.locator(".js-plotly-plot")).to_have_count(0)
-    assert own_page.evaluate("document.querySelectorAll('.js-plotly-plot').length") == 0, "the rehearsal is gone"
+    assert page.evaluate("document.querySelectorAll('.js-plotly-plot').length") == 0, "the rehearsal is gone"
     widget.scroll_into_view_if_needed()
     expect(widget.locator("[data-figure] .main-svg").first).to_be_visible()
     expect(widget.locator("[data-figure][data-drawing]")).to_have_count(0)
 
 
-def test_a_figure_in_view_from_the_start_is_drawn_a_task_after_plotly_js_is_evaluated(own_page, server):
-    own_page.set_viewport_size({"width": 1280, "height": 900})
-    open_settled(own_page, server.url(LESSON))
-    widget_id = own_page.evaluate(FIRST_FIGURE)
-    own_page.goto(server.url(LESSON) + f"#{widget_id}")  # a new page whose figure is in view before Python settles
-    widget = own_page.locator(f"#{widget_id}")
+def test_a_figure_in_view_from_the_start_is_drawn_a_task_after_plotly_js_is_evaluated(tab_of_its_own, server):
+    page = tab_of_its_own
+    page.set_viewport_size({"width": 1280, "height": 900})
+    open_settled(page, server.url(LESSON))
+    widget_id = page.evaluate(FIRST_FIGURE)
+    page.goto(server.url(LESSON) + f"#{widget_id}")  # a new page whose figure is in view before Python settles
+    widget = page.locator(f"#{widget_id}")
     expect(widget.locator("[data-figure] .main-svg").first).to_be_visible(timeout=READY_TIMEOUT_MS)
-    assert own_page.evaluate("window.__plotly.firstDrawInEvaluation") is False
-    assert own_page.evaluate("window.__plotly.thrownAway") == 0, "nothing rehearsed once a plot is drawn"
+    assert page.evaluate("window.__plotly.firstDrawInEvaluation") is False
+    assert page.evaluate("window.__plotly.thrownAway") == 0, "nothing rehearsed once a plot is drawn"
