@@ -23,44 +23,13 @@ pytestmark = pytest.mark.own_context
 
 FIRST, NEXT = "prefill-decode/", "inference-vs-training/"
 
-# Changes the saved snapshot, a file in the origin private file system (the page shares the worker's origin): a
-# 4-byte header length, a JSON header {key, length, digest}, then Python's memory. "key", its header claims another
-# build; "truncated", its memory cut short; "bytes", a byte inside Python's memory flipped (the stored digest no
-# longer matches); "header", the snapshot's own header damaged with the digest recomputed, so that only Pyodide's
-# restore can refuse it.
-TAMPER = """async (how) => {
-  const root = await navigator.storage.getDirectory();
-  let name = null;
-  for await (const entry of root.keys()) if (entry.endsWith(".snapshot")) name = entry;
-  const handle = await root.getFileHandle(name);
-  const file = new Uint8Array(await (await handle.getFile()).arrayBuffer());
-  const headerLength = new DataView(file.buffer).getUint32(0, true);
-  const meta = JSON.parse(new TextDecoder().decode(file.subarray(4, 4 + headerLength)));
-  let bytes = file.slice(4 + headerLength);
-  if (how === "key") meta.key = "pyodide 0.0.0 sim-000000000000.zip";
-  if (how === "truncated") bytes = bytes.slice(0, bytes.length - 4096);
-  if (how === "bytes") bytes[Math.floor(bytes.length / 2)] ^= 0xff;
-  if (how === "header") {
-    bytes[0] ^= 0xff;
-    meta.digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).join(",");
-  }
-  const header = new TextEncoder().encode(JSON.stringify(meta));
-  const out = new Uint8Array(4 + header.length + bytes.length);
-  new DataView(out.buffer).setUint32(0, header.length, true);
-  out.set(header, 4);
-  out.set(bytes, 4 + header.length);
-  const writable = await handle.createWritable();
-  await writable.write(out);
-  await writable.close();
-  return name;
-}"""
-
-
-# Whether snapshot.js finds the saved snapshot, intact and then damaged as TAMPER damages it (the file is put back
-# as it was after): the page imports the module its worker runs, from the site's script folder.
-FOUND_IF = """async (how) => {
-  const script = [...document.scripts].map((s) => s.src).find((src) => src.includes("/static/js-"));
-  const { findSnapshot } = await import(new URL("snapshot.js", script));
+# The saved snapshot, a file in the origin private file system (the page shares the worker's origin): a 4-byte
+# header length, a JSON header {key, length, digest}, then Python's memory. The body of an async function: `file`
+# as saved, `meta` its header, `write(bytes)` to replace it, and `damaged(how)` the file as `how` damages it: "key",
+# its header claims another build; "truncated", its memory cut short; "bytes", a byte inside Python's memory flipped
+# (the stored digest no longer matches); "header", the snapshot's own header damaged with the digest recomputed, so
+# that only Pyodide's restore can refuse it.
+SNAPSHOT_FILE = """
   const root = await navigator.storage.getDirectory();
   let name = null;
   for await (const entry of root.keys()) if (entry.endsWith(".snapshot")) name = entry;
@@ -73,18 +42,34 @@ FOUND_IF = """async (how) => {
     await writable.write(bytes);
     await writable.close();
   };
+  const damaged = async (how) => {
+    const changed = {...meta};
+    let bytes = file.slice(4 + headerLength);
+    if (how === "key") changed.key = "pyodide 0.0.0 sim-000000000000.zip";
+    if (how === "truncated") bytes = bytes.slice(0, bytes.length - 4096);
+    if (how === "bytes") bytes[Math.floor(bytes.length / 2)] ^= 0xff;
+    if (how === "header") {
+      bytes[0] ^= 0xff;
+      changed.digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).join(",");
+    }
+    const header = new TextEncoder().encode(JSON.stringify(changed));
+    const out = new Uint8Array(4 + header.length + bytes.length);
+    new DataView(out.buffer).setUint32(0, header.length, true);
+    out.set(header, 4);
+    out.set(bytes, 4 + header.length);
+    return out;
+  };
+"""
+# Damages the saved snapshot; the file's name.
+TAMPER = "async (how) => {" + SNAPSHOT_FILE + "  await write(await damaged(how));\n  return name;\n}"
+# Whether snapshot.js finds the saved snapshot, intact and then damaged (the file is put back as it was after): the
+# page imports the module its worker runs, from the site's script folder.
+FOUND_IF = "async (how) => {" + SNAPSHOT_FILE + """
+  const script = [...document.scripts].map((s) => s.src).find((src) => src.includes("/static/js-"));
+  const { findSnapshot } = await import(new URL("snapshot.js", script));
   const intact = await findSnapshot(meta.key);
   const whole = intact !== null && (await intact.verified);
-  let damaged = file;
-  if (how === "key") {
-    const header = new TextEncoder().encode(JSON.stringify({...meta, key: "pyodide 0.0.0 sim-000000000000.zip"}));
-    damaged = new Uint8Array(4 + header.length + file.length - 4 - headerLength);
-    new DataView(damaged.buffer).setUint32(0, header.length, true);
-    damaged.set(header, 4);
-    damaged.set(file.subarray(4 + headerLength), 4 + header.length);
-  }
-  if (how === "truncated") damaged = file.slice(0, file.length - 4096);
-  await write(damaged);
+  await write(await damaged(how));
   const found = await findSnapshot(meta.key);
   await write(file);
   return {intact: whole, damaged: found !== null};
