@@ -144,21 +144,25 @@ def named_imports(source: bytes, path: Path, package: tuple[str, ...], memo: Pat
     digest = hashlib.sha256(_WALKER + b"\0" + ".".join(package).encode() + b"\0" + source).hexdigest()[:24]
     if digest in _WALKED:
         return _WALKED[digest]
-    kept = memo and memo / f"{digest}.json"
+    kept = memo / f"{digest}.json" if memo is not None else None
+    walked = _kept_walk(kept) if kept is not None else None
+    if walked is None:
+        walked = _named(ast.parse(source, str(path)), package)
+        if kept is not None:
+            memo.mkdir(parents=True, exist_ok=True)
+            partial = kept.with_suffix(f".{os.getpid()}.tmp")  # whole or absent: written aside, then renamed
+            partial.write_text(json.dumps([sorted(walked[0]), walked[1]]), encoding="utf-8")
+            partial.replace(kept)
+    _WALKED[digest] = walked
+    return walked
+
+
+def _kept_walk(kept: Path) -> tuple[frozenset[str], bool] | None:
     try:
-        found, dynamic = json.loads(kept.read_text(encoding="utf-8")) if kept else (None, None)
-        if found is not None:
-            _WALKED[digest] = frozenset(found), dynamic
-            return _WALKED[digest]
+        found, dynamic = json.loads(kept.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        pass
-    _WALKED[digest] = found, dynamic = _named(ast.parse(source, str(path)), package)
-    if kept:
-        memo.mkdir(parents=True, exist_ok=True)
-        partial = kept.with_suffix(f".{os.getpid()}.tmp")  # whole or absent: written aside, then renamed
-        partial.write_text(json.dumps([sorted(found), dynamic]), encoding="utf-8")
-        partial.replace(kept)
-    return found, dynamic
+        return None
+    return frozenset(found), dynamic
 
 
 def _named(tree: ast.Module, package: tuple[str, ...]) -> tuple[frozenset[str], bool]:
