@@ -166,8 +166,11 @@ def test_after_a_browser_restart_python_is_restored_and_answers_as_cpython(brows
         context.close()
 
 
-def test_without_shared_workers_every_later_page_restores_python_with_fresh_random_numbers(dedicated_worker,
-                                                                                         own_page, server):
+def test_without_shared_workers_later_pages_restore_python_reseeded_and_never_from_a_bad_snapshot(dedicated_worker,
+                                                                                                 own_page, server):
+    """Each later page restores the snapshot the first saved, with fresh random numbers, and tabs opening together
+    share the file; then each way a snapshot can be damaged leads to a normal boot and a new snapshot (one test: both
+    start from the same cold boot)."""
     first = visit(own_page, server.url(FIRST))
     assert first["restored"] is False and first["settled"] == "saved"
     following = visit(own_page, server.url(NEXT))
@@ -189,10 +192,6 @@ def test_without_shared_workers_every_later_page_restores_python_with_fresh_rand
     finally:
         for tab in tabs:
             tab.close()
-
-
-def test_a_bad_snapshot_boots_normally_and_is_replaced(dedicated_worker, own_page, server):
-    assert visit(own_page, server.url(FIRST))["settled"] == "saved"
     # Refused as it is found (snapshot.js findSnapshot: another build's key, memory cut short): the worker is told
     # there is none, as on a first visit, and boots as a first visit does. Asked of the module itself, in the page.
     for how in ("key", "truncated"):
