@@ -224,7 +224,7 @@ def test_a_rebuilt_site_is_served_fresh_once_online(browser, own_site):
 def test_two_sites_on_one_origin_keep_their_own_offline_copies(browser, tmp_path, serve):
     """Two courses on one github.io account: a visit to the second, a build of its own, leaves the first's copy.
     (Their home pages, where no Python boots: what is kept is a matter of caches, and a lesson's widgets offline are
-    test_a_visited_lesson_reopens_offline_with_working_widgets'.)"""
+    test_a_first_visit_keeps_its_page_for_offline_reading_and_the_rest_says_what_needs_a_connection'.)"""
     lessons = some_lessons(tmp_path / "lessons", {LESSON.strip("/")})
     build.build(build.Paths(out=tmp_path / "origin" / "one", lessons=lessons))
     lesson = lessons / "zh" / "prefill-decode.md"
