@@ -87,6 +87,7 @@ class Cache:
         self.code, self.sim_roots, self.sim_base = code, set(sim_roots), sim_base or {}
         self.taken = 0  # entries this build took
         self.kept = 0  # entries this build wrote
+        self._files: int | None = None  # the folder's entries: counted at a put, then kept up, not counted each put
 
     def get(self, name: str, key: str):
         """The value kept under `name` for `key` and the current inputs, or None."""
@@ -111,12 +112,17 @@ class Cache:
         partial = target.with_suffix(f".{os.getpid()}.tmp")  # whole or absent: written aside, then renamed
         with open(partial, "wb") as f:
             pickle.dump((self._key(key), value), f, protocol=pickle.HIGHEST_PROTOCOL)
+        existed = target.exists()
         partial.replace(target)
         self.kept += 1
-        entries = list(self.folder.glob("*.pickle"))
-        if len(entries) > KEEP_FILES:
-            for old in sorted(entries, key=_modified)[:len(entries) // 2]:
-                old.unlink(missing_ok=True)
+        self._files = sum(1 for _ in self.folder.glob("*.pickle")) if self._files is None \
+            else self._files + (not existed)
+        if self._files > KEEP_FILES:
+            entries = list(self.folder.glob("*.pickle"))  # as they are now: other processes write here too
+            if len(entries) > KEEP_FILES:
+                for old in sorted(entries, key=_modified)[:len(entries) // 2]:
+                    old.unlink(missing_ok=True)
+            self._files = None  # counted again at the next put
 
     def _key(self, key: str) -> str:
         return hashlib.sha256(f"{self.digest}\0{key}".encode()).hexdigest()

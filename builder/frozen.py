@@ -24,6 +24,7 @@ everything, and must not compute anything (tests/builder/test_frozen.py).
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import hashlib
 import json
@@ -192,6 +193,11 @@ _WALKER = hashlib.sha256(Path(__file__).read_bytes()).digest()  # a change to th
 # Each file's walk in this process, by the digest named_imports keeps it under: a process that builds again (the
 # tests build some hundred sites, each walking all of sim/ for most of a second) walks a file once.
 _WALKED: dict[str, tuple[frozenset[str], bool]] = {}
+# Each result a store computed in this process, by (kind, key, fingerprint), copied for each taker:
+# a result is what the same code gives, as the file's entries are, so a process that builds again (the tests build
+# sites whose lessons have no frozen.json) computes it once. A store that may not take a kind from the file
+# (a check of the file against the code) does not take it from here either.
+_MADE: dict[tuple[str, str, str], object] = {}
 
 
 def _with_packages(names: set[str]) -> set[str]:
@@ -287,9 +293,10 @@ class Frozen:
         """module.render(state) for widget `name`; frozen only when the widget is slow."""
         if self.trail is not None:
             self.reached.add(module.__name__)
-        if not module.WIDGET.slow:
-            return module.render(state)
         key = f"{name} {json.dumps(state, sort_keys=True, ensure_ascii=False, separators=(',', ':'))}"
+        if not module.WIDGET.slow:  # not kept in the file, only in this process
+            return self._made("views", key, self.code.module(module.__name__) if self.code is not None else "",
+                              lambda: module.render(state))
         # Through JSON either way, so that a view read from the store and one just made are the same value.
         return self._get("views", key, lambda: self.code.module(module.__name__),
                          lambda: json.loads(json.dumps(module.render(state))))
@@ -301,11 +308,20 @@ class Frozen:
             if (held := self._held(kind, key, code)) is not None:
                 used[key] = held
             else:
-                used[key] = [code, compute()]
+                used[key] = [code, self._made(kind, key, code, compute)]
                 self.computed += 1
         if self.trail is not None:
             self.trail[(kind, key)] = used[key]
         return used[key][1]
+
+    def _made(self, kind: str, key: str, code: str, compute: Callable):
+        """compute(), or what it gave for the same key and code earlier in this process (_MADE): computed all the
+        same as far as the store is concerned (it was not in the file), only not twice."""
+        if not code or kind not in self.reuse:
+            return compute()
+        if (kind, key, code) not in _MADE:
+            _MADE[(kind, key, code)] = compute()
+        return copy.deepcopy(_MADE[(kind, key, code)])
 
     def restore(self, trail: dict[tuple[str, str], list]) -> None:
         """Count the entries of a trail as used by this build (a lesson taken from the lesson cache used them)."""

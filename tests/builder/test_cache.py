@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import build
+from builder import cache
 from builder.cache import Cache
 from tests.lessons_copy import some_lessons
 
@@ -111,6 +112,20 @@ def test_an_entry_is_taken_only_for_its_key_and_inputs(tmp_path):
     assert Cache(None, "inputs one").get("lesson a", "body one") is None
     (next(tmp_path.glob("*.pickle"))).write_bytes(b"not a pickle")
     assert Cache(tmp_path, "inputs one").get("lesson a", "body one") is None
+
+
+def test_the_folder_keeps_at_most_its_limit_and_the_newest_entries(tmp_path, monkeypatch):
+    monkeypatch.setattr(cache, "KEEP_FILES", 4)
+    kept = Cache(tmp_path, "inputs")
+    for n in range(11):
+        kept.put(f"lesson {n}", "body", n)
+        assert len(list(tmp_path.glob("*.pickle"))) <= 4, n
+        assert kept.get(f"lesson {n}", "body") == n
+    kept.put("lesson 10", "body", "again")  # in place: nothing goes
+    assert kept.get("lesson 9", "body") == 9
+    Cache(tmp_path, "inputs").put("lesson 11", "body", 11)  # a process of its own counts what it finds
+    assert len(list(tmp_path.glob("*.pickle"))) <= 4
+    assert {n for n in range(12) if kept.get(f"lesson {n}", "body") is not None} >= {10, 11}
 
 
 # --- an edit to the simulator ---------------------------------------------------------------------------------

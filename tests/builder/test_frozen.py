@@ -115,7 +115,8 @@ class Fixed:
         return self.code
 
 
-def test_a_store_takes_a_figure_only_where_its_code_is_unchanged_and_keeps_only_what_was_used(tmp_path):
+def test_a_store_takes_a_figure_only_where_its_code_is_unchanged_and_keeps_only_what_was_used(tmp_path, monkeypatch):
+    monkeypatch.setattr(frozen, "_MADE", {})  # what the process made is not the file's: forgotten where it matters
     path = tmp_path / "frozen.json"
     store = Frozen(path, Fixed("one"))
     assert store.expression("1 + 1", {}, lambda: "2") == "2" and store.computed == 1
@@ -129,9 +130,27 @@ def test_a_store_takes_a_figure_only_where_its_code_is_unchanged_and_keeps_only_
     pruned.expression("2 + 2", {}, lambda: "4")
     assert pruned.save() and json.loads(path.read_text())["expressions"] == {"2 + 2": ["one", "4"]}  # 1 + 1 unused
     path.write_text("{ not json")
+    frozen._MADE.clear()
     assert Frozen(path, Fixed("one")).expression("1 + 1", {}, lambda: "again") == "again"
     path.write_text('{"fingerprint": "a store of the first format", "expressions": {"1 + 1": "2"}}')
+    frozen._MADE.clear()
     assert Frozen(path, Fixed("one")).expression("1 + 1", {}, lambda: "anew") == "anew"
+
+
+def test_what_a_process_computed_for_the_same_code_is_computed_once_and_still_counted_and_written(tmp_path,
+                                                                                                  monkeypatch):
+    monkeypatch.setattr(frozen, "_MADE", {})
+    first = Frozen(tmp_path / "one.json", Fixed("one"))
+    assert first.claim("x", {}, lambda: {"holds": [1, 2]}) == {"holds": [1, 2]} and first.computed == 1
+    second = Frozen(tmp_path / "two.json", Fixed("one"))  # another build in this process, nothing in its file
+    taken = second.claim("x", {}, lambda: pytest.fail("computed twice in one process"))
+    assert taken == {"holds": [1, 2]} and second.computed == 1  # not in its file: counted, and written
+    assert second.save() and json.loads((tmp_path / "two.json").read_text())["claims"] == {"x": ["one", taken]}
+    taken["holds"].append(3)  # each store has its own copy
+    assert Frozen(tmp_path / "three.json", Fixed("one")).claim("x", {}, pytest.fail) == {"holds": [1, 2]}
+    assert Frozen(tmp_path / "four.json", Fixed("two")).claim("x", {}, lambda: {"holds": []}) == {"holds": []}
+    checking = Frozen(tmp_path / "five.json", Fixed("one"), reuse=("seeds",))  # a check of a file against the code
+    assert checking.claim("x", {}, lambda: {"holds": "anew"}) == {"holds": "anew"}
 
 
 def test_only_slow_widgets_views_are_frozen(tmp_path):
