@@ -6,8 +6,8 @@ this conftest).
 How the suite is spread over pytest-xdist's workers (`make test`: `-n auto --dist loadgroup`, two workers on this
 machine's two cores, both CPU-bound): the tests are handed out one at a time, in collection order, each to the
 worker that has finished its last, except that every test in tests/engines is one unit of work on one worker, so
-that Firefox and WebKit (and the Python each boots, 15 and 45 s of a core) start once in the run, not once a worker
-(pytest-xdist's own groups are not applied under pytest 9.2, which no longer reads the node id they rewrite). The
+that Firefox and WebKit (and the Python each boots, 15 and 45 s of a core) start once in the run, not once a worker,
+and so are those of tests/builder/test_stdlib.py, which share one trace (UNITS) (pytest-xdist's own groups are not applied under pytest 9.2, which no longer reads the node id they rewrite). The
 collection order puts the longest work first, so that the run does not end with one worker on a long test and the
 other idle: tests/engines, then the browser tests with a browser context of their own (each boots Python cold),
 then the other browser tests, the builder's and the simulator's."""
@@ -39,11 +39,18 @@ def weight_class(item) -> int:
     return 3 if "/tests/builder/" in path else 4
 
 
+# The tests that share something dear, each set one unit of work: Firefox and WebKit (tests/engines), and the
+# standard library's trace in Pyodide (tests/builder/test_stdlib.py: 20 s of a core where the cache is cold, as in a
+# fresh clone; spread over two workers, one would wait idle on the other's trace).
+UNITS = {"tests/engines/": "engines", "tests/builder/test_stdlib.py": "stdlib"}
+
+
 class SuiteScheduling(LoadGroupScheduling):
-    """loadgroup's scheduler, with every test of tests/engines in one unit of work."""
+    """loadgroup's scheduler, with each set of UNITS in one unit of work."""
 
     def _split_scope(self, nodeid: str) -> str:
-        return "engines" if nodeid.startswith("tests/engines/") else super()._split_scope(nodeid)
+        return next((unit for start, unit in UNITS.items() if nodeid.startswith(start)), None) \
+            or super()._split_scope(nodeid)
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, absent under -p no:xdist

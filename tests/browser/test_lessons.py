@@ -17,14 +17,15 @@ time is mostly such loads, and a page's checks once took thirteen of them):
   (chosen from the widget's declaration: the first control on the page whose change changes what the widget
   shows): the page asks Python, which answers as CPython does, the page shows it, and the URL keeps it.
   What does not depend on the page's language is checked in one language of each lesson, the lessons taking the
-  languages in turn (`computing_language`): Python's views in the page, the boxes' grading, the moves, and the dark
-  theme (the colours are the same in every language, and so are the diagrams' fills; the same Python computes
-  every language's views, and CPython's equal the pre-rendered ones in each). They are half the visit's time.
+  languages in turn (`computing_language`): Python's views in the page, the boxes' grading, the moves, axe's
+  colour rules in both themes and the dark theme's fills (the colours are the same in every language, and so are
+  the diagrams' fills; the same Python computes every language's views, and CPython's equal the pre-rendered ones
+  in each). They are half the visit's time.
 - **On a 375 px phone**: nothing scrolls sideways, no text in a diagram or a plot is drawn below 11 px, every
   diagram shows whole in its frame with its text inside its drawing (a diagram wider than a phone has a narrow
   drawing of its own, sim/page/svg.py responsive()), tables and display formulas fit with legible text, a plot's legend
-  is clear of its curves and its axis titles, axe finds nothing but colour contrast (a theme's colours do not depend
-  on the width), and the fills stand out in both themes (each width draws its own layout).
+  is clear of its curves and its axis titles, axe finds nothing outside its colour rules (a theme's colours do not
+  depend on the width), and the fills stand out in both themes (each width draws its own layout).
 - **From a link whose values are hostile**: each value falls back to what Python makes of it.
 
 A failure names the visit and the check; the checks that only read the page are all made, and every problem they
@@ -36,6 +37,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -94,6 +96,23 @@ SMALLEST_TEXT_PX = 10.95  # 11 px, less what rounding a scale costs
 def widget_ids(page) -> list[tuple[str, str]]:
     """(id, widget name) of every widget on the page, in page order."""
     return page.eval_on_selector_all("[data-widget]", "els => els.map(e => [e.id, e.dataset.widget])")
+
+
+class _Widgets(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.found: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag, attrs):
+        if "data-widget" in (named := dict(attrs)):
+            self.found.append((named["id"], named["data-widget"]))
+
+
+def built_widget_ids(site: Path, path: str) -> list[tuple[str, str]]:
+    """widget_ids() of a page as built, read from its file rather than from a load of the page."""
+    parser = _Widgets()
+    parser.feed((site / path.strip("/") / "index.html").read_text(encoding="utf-8"))
+    return parser.found
 
 
 # What the page shows of a view: every readout (name, raw value as written, text), every flag named by the view
@@ -184,13 +203,14 @@ def wait_for_view(page, widget_id: str, expected: dict) -> dict:
 
 
 def violations(page, colours: bool = True, rules: list[str] | None = None) -> list[str]:
-    """axe's violations on the page; `colours=False` leaves out colour contrast (about half of axe's time), for a
-    page whose colours were checked at another width; `rules` runs only those rules."""
+    """axe's violations on the page; `colours=False` leaves out the rules that depend on the colours alone
+    (COLOUR_RULES, more than half of axe's time), for a page whose colours are checked in another visit; `rules` runs
+    only those rules."""
     # Only violations are gathered: what passes is not needed, and gathering it doubles axe's time.
     only = {"type": "rule", "values": rules} if rules else {"type": "tag", "values": AXE_TAGS}
-    result = page.evaluate("([only, colours]) => axe.run(document, {runOnly: only, "
-                           "rules: {'color-contrast': {enabled: colours}}, resultTypes: ['violations']})",
-                           [only, colours])
+    result = page.evaluate("([only, switched]) => axe.run(document, {runOnly: only, rules: switched, "
+                           "resultTypes: ['violations']})",
+                           [only, {rule: {"enabled": colours} for rule in COLOUR_RULES}])
     return [f"{v['id']} ({v['impact']}): {v['help']} — " + "; ".join(
         " ".join(node["target"]) + (f" [{node['failureSummary'].splitlines()[-1].strip()}]" if node.get("failureSummary") else "")
         for node in v["nodes"][:6]) for v in result["violations"]]
@@ -437,7 +457,7 @@ def test_on_a_desktop_the_page_is_clean_accessible_in_both_themes_and_answers_as
         if lesson.lang != "zh":
             problems += [f"Chinese on an {lesson.lang} page: {line}" for line in chinese_shown(site_page, lesson)]
     draw_every_figure(site_page)
-    problems += axe_problems(site_page, "light") + fill_problems(site_page, "light")
+    problems += axe_problems(site_page, "light", colours=computes) + fill_problems(site_page, "light")
     if computes:
         to_dark(site_page)
         problems += axe_problems(site_page, "dark", rules=COLOUR_RULES) + fill_problems(site_page, "dark")
@@ -516,9 +536,8 @@ def legend_problems(page) -> list[str]:
 
 
 @pytest.mark.parametrize("lesson", of_lessons(LESSONS))
-def test_hostile_url_values_fall_back_to_what_python_makes_of_them(site_page, server, lesson):
-    site_page.goto(lesson_url(server, lesson))
-    ids = widget_ids(site_page)
+def test_hostile_url_values_fall_back_to_what_python_makes_of_them(site_page, server, built_site, lesson):
+    ids = built_widget_ids(built_site, urls.page(lesson.lang, lesson.slug))
     dialogs = []
     site_page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     values = HOSTILE if lesson.lang == DEFAULT else MARKUP
