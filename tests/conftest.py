@@ -9,8 +9,9 @@ worker that has finished its last, except that every test in tests/engines is on
 that Firefox and WebKit (and the Python each boots, 15 and 45 s of a core) start once in the run, not once a worker,
 and so are those of tests/builder/test_stdlib.py, which share one trace (UNITS) (pytest-xdist's own groups are not applied under pytest 9.2, which no longer reads the node id they rewrite). The
 collection order puts the longest work first, so that the run does not end with one worker on a long test and the
-other idle: tests/engines, then the browser tests with a browser context of their own (each boots Python cold),
-then the other browser tests, the builder's and the simulator's."""
+other idle: tests/engines and the long tests that need no built site (marked `early`: one worker computes while the
+other builds the site), then the browser tests with a browser context of their own (each boots Python cold), then
+the other browser tests, the builder's and the simulator's."""
 
 from __future__ import annotations
 
@@ -30,9 +31,11 @@ def pytest_addoption(parser):
 
 
 def weight_class(item) -> int:
-    """Where a test goes in the collection order: the longest work first (the module docstring says why)."""
+    """Where a test goes in the collection order: the longest work first (the module docstring says why). A long
+    test that needs no built site is marked `early` and goes first with tests/engines: while one worker builds the
+    site every browser test needs (10 s of a core in a fresh clone), the other computes it rather than wait."""
     path = Path(item.fspath).as_posix()
-    if "/tests/engines/" in path:
+    if "/tests/engines/" in path or item.get_closest_marker("early"):
         return 0
     if "/tests/browser/" in path:
         return 1 if item.get_closest_marker("own_context") else 2

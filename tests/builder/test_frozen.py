@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 COMMITTED = ROOT / "lessons" / frozen.FILE
 
 
+@pytest.mark.early  # half a minute of a core, and no built site needed
 def test_the_committed_store_builds_the_same_site_computing_nothing(tmp_path):
     # A build from lessons/frozen.json must draw the same pages, byte for byte, as a build that computes every
     # figure, without computing a single one, and the store must hold nothing more than that build used. (The
