@@ -7,11 +7,12 @@ How the suite is spread over pytest-xdist's workers (`make test`: `-n auto --dis
 machine's two cores, both CPU-bound): the tests are handed out one at a time, in collection order, each to the
 worker that has finished its last, except that every test in tests/engines is one unit of work on one worker, so
 that Firefox and WebKit (and the Python each boots, 15 and 45 s of a core) start once in the run, not once a worker,
-and so are those of tests/builder/test_stdlib.py, which share one trace (UNITS) (pytest-xdist's own groups are not applied under pytest 9.2, which no longer reads the node id they rewrite). The
-collection order puts the longest work first, so that the run does not end with one worker on a long test and the
-other idle: tests/engines and the long tests that need no built site (marked `early`: one worker computes while the
-other builds the site), then the browser tests with a browser context of their own (each boots Python cold), then
-the other browser tests, the builder's and the simulator's."""
+and so are the tests of tests/builder/test_stdlib.py, which share one trace (UNITS). (pytest-xdist's own groups are
+not applied under pytest 9.2, which no longer reads the node id they rewrite.) The collection order puts the longest
+work first, so that the run does not end with one worker on a long test and the other idle: tests/engines and the
+long tests that need no built site (marked `early`: one worker computes while the other builds the site), then the
+browser tests with a browser context of their own (each boots Python cold), then the other browser tests, the
+builder's and the simulator's."""
 
 from __future__ import annotations
 
