@@ -278,7 +278,9 @@ def kv_heads_per_gpu(m: Model, n: int) -> int:
     """K/V heads each GPU holds: n_kv / n, or 1 (replicated) once n >= n_kv."""
     kv = m.attention.kv_heads
     if n >= kv:
-        _split("tensor parallel degree over its K/V heads", n, kv)
+        if n % kv:
+            raise ValueError(f"tensor parallel {n} is not a multiple of the model's {kv} K/V heads: each head is "
+                             "copied whole to the same number of GPUs")
         return 1
     return _split("K/V heads", kv, n)
 

@@ -179,6 +179,8 @@ def test_kv_heads_are_split_until_there_are_fewer_than_gpus_then_replicated():
     for n in (3, 64):  # 3 divides neither heads nor K/V heads; 64 GPUs would split 32 query heads in halves
         with pytest.raises(ValueError, match="tensor parallel"):
             parallel.shard(m, n)
+    with pytest.raises(ValueError, match="12 is not a multiple of the model's 8 K/V heads"):
+        parallel.kv_heads_per_gpu(m, 12)
 
 
 def test_a_shard_holds_a_hand_counted_share_of_the_weights():
