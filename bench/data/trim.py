@@ -18,7 +18,11 @@ SERVINGSIM_COMMIT = "5daddb21a545658d5150b535712d0494584b5278"
 OUT = Path(__file__).resolve().parents[2] / "sim" / "physics" / "data"
 
 VIDUR_OPS = ("attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj")
-RUNS = {"rtx-4090": "RTX4090"}
+# Shipped runs: key -> (GPU folder, bench/examples model folder, profiler model path, tensor parallel degree, file stem)
+RUNS = {
+    "rtx-4090": ("RTX4090", "Llama-3.1-8B", "meta-llama/Llama-3.1-8B", 1, "vllm-rtx-4090-llama-3.1-8b"),
+    "rtx-pro-6000-tp2": ("RTXPRO6000", "Qwen3-32B", "Qwen/Qwen3-32B", 2, "vllm-rtx-pro-6000-qwen3-32b-tp2"),
+}
 REQUEST_FIELDS = ("input_toks", "output_toks", "queued_ts", "scheduled_ts", "first_token_ts", "last_token_ts")
 META_FIELDS = ("schema_version", "model", "vllm_version", "engine_kwargs", "kv_cache", "hardware", "num_requests",
                "dataset_path", "started_at", "finished_at")
@@ -31,6 +35,11 @@ def show(git_dir: str, commit: str, path: str) -> str:
 
 def sig(x: float, digits: int = 6) -> str:
     return f"{float(f'{x:.{digits}g}'):g}" if x else "0"
+
+
+def on_grid(x: int) -> bool:
+    """0 or a power of two: a value of the profiler's attention grid (meta.yaml attention_grid, factor 2)."""
+    return x == 0 or x & (x - 1) == 0
 
 
 def vidur(git_dir: str) -> None:
@@ -67,11 +76,11 @@ def vidur(git_dir: str) -> None:
 
 
 def servingsim(git_dir: str) -> None:
-    for key, folder in RUNS.items():
-        base = f"bench/examples/{folder}/Llama-3.1-8B/vllm"
+    for folder, bench_model, profiled_model, tp, stem in RUNS.values():
+        base = f"bench/examples/{folder}/{bench_model}/vllm"
         rows = [json.loads(line) for line in show(git_dir, SERVINGSIM_COMMIT, f"{base}/requests.jsonl").splitlines()
                 if line.strip()]
-        with open(OUT / f"vllm-{key}-llama-3.1-8b-requests.jsonl", "w", encoding="utf-8") as f:
+        with open(OUT / f"{stem}-requests.jsonl", "w", encoding="utf-8") as f:
             for r in rows:
                 f.write(json.dumps({k: (round(r[k], 6) if k.endswith("_ts") else r[k]) for k in REQUEST_FIELDS})
                         + "\n")
@@ -80,18 +89,30 @@ def servingsim(git_dir: str) -> None:
                           f"{SERVINGSIM_COMMIT}, {base}/meta.json and requests.jsonl (request_id and arrival_time "
                           f"left out, times rounded to the microsecond)"}
         kept.update({k: meta[k] for k in META_FIELDS if k in meta})
-        (OUT / f"vllm-{key}-llama-3.1-8b-meta.json").write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
-        profile = f"profiler/perf/{folder}/meta-llama/Llama-3.1-8B/bf16"
+        (OUT / f"{stem}-meta.json").write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
+        profile = f"profiler/perf/{folder}/{profiled_model}/bf16"
+        shard = ("" if tp == 1 else
+                 f"\n# Tensor parallel {tp}: one GPU's shard timed alone (meta.yaml hf_overrides: heads, K/V heads, "
+                 f"MLP width and\n# vocabulary divided by {tp}), no all-reduce in it.")
         note = (f"# Source: casys-kaist/LLMServingSim (MIT licence, Copyright (c) 2024, CASYS Lab at KAIST), commit "
-                f"{SERVINGSIM_COMMIT},\n# {profile}/tp1/{{name}}.csv and meta.yaml: vLLM 0.19.0 layer-wise profiler,"
-                f" BF16, tensor parallel 1,\n# one decoder layer (num_hidden_layers 1), eager mode (no CUDA graphs),"
-                f" mean of 3 measured iterations; microseconds.\n")
+                f"{SERVINGSIM_COMMIT},\n# {profile}/tp{tp}/{{name}}.csv and meta.yaml: vLLM 0.19.0 layer-wise "
+                f"profiler, BF16, tensor parallel {tp},\n# one decoder layer (num_hidden_layers 1), eager mode (no "
+                f"CUDA graphs), mean of 3 measured iterations; microseconds.{shard}\n")
         for name in ("dense", "per_sequence", "attention"):
-            text = show(git_dir, SERVINGSIM_COMMIT, f"{profile}/tp1/{name}.csv")
+            text = show(git_dir, SERVINGSIM_COMMIT, f"{profile}/tp{tp}/{name}.csv")
             body = text.splitlines()
-            out = [body[0]] + [",".join(c[:-1] + [sig(float(c[-1]), 5)]) for c in (r.split(",") for r in body[1:])]
-            (OUT / "profiles" / f"vllm-{key}-llama-3.1-8b-{name.replace('_', '-')}.csv").write_text(
-                note.replace("{name}", name) + "\n".join(out) + "\n", encoding="utf-8")
+            rows = [r.split(",") for r in body[1:]]
+            head = note.replace("{name}", name)
+            if name == "attention":
+                kept = [c for c in rows if all(on_grid(int(x)) for x in c[:-1])]
+                if len(kept) < len(rows):
+                    head += (f"# Only the rows on meta.yaml's attention_grid (0 and powers of two on every axis), the "
+                             f"rectangular grid\n# the replay interpolates on: {len(rows) - len(kept):,} rows at "
+                             f"other sizes are left out.\n")
+                rows = kept
+            out = [body[0]] + [",".join(c[:-1] + [sig(float(c[-1]), 5)]) for c in rows]
+            (OUT / "profiles" / f"{stem}-{name.replace('_', '-')}.csv").write_text(
+                head + "\n".join(out) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

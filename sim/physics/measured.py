@@ -9,7 +9,9 @@ first lines (`#` comments) or in its meta file; bench/data/trim.py makes them fr
 - `run(key)` / `load_run(requests, meta)`: a vLLM run, request by request (casys-kaist/LLMServingSim's
   `requests.jsonl` and `meta.json` format): each request's prompt and output tokens and the engine's monotonic
   timestamps when it was queued, scheduled, and produced its first and last token; and the engine's settings.
-- `profile(key)`: the same project's per-operation vLLM profile of that GPU and model (one decoder layer, µs).
+- `profile(key)`: the same project's per-operation vLLM profile of that GPU and model (one decoder layer, µs); for a
+  run on several GPUs (tensor parallel 2: Qwen3-32B on two RTX PRO 6000s) the profile of one GPU's shard, timed
+  alone, with no all-reduce in it.
 
 A file that lacks a column, or holds a value that is not a number where one is needed, raises MeasuredDataError
 naming the file, the line and the field: a loader never guesses.
@@ -44,7 +46,13 @@ VIDUR_OPS = {
 }
 
 # The shipped runs: key -> (GPU preset, model preset, file stem).
-RUNS = {"rtx-4090": ("rtx-4090", "llama-3.1-8b", "vllm-rtx-4090-llama-3.1-8b")}
+RUNS = {"rtx-4090": ("rtx-4090", "llama-3.1-8b", "vllm-rtx-4090-llama-3.1-8b"),
+        "rtx-pro-6000-tp2": ("rtx-pro-6000", "qwen3-32b", "vllm-rtx-pro-6000-qwen3-32b-tp2")}
+# What vLLM takes when a run's meta.json does not say (the TP 2 run's has no kv_cache block): its CacheConfig
+# defaults on CUDA, block_size 16 and gpu_memory_utilization 0.9 (LLMServingSim's bench/README.md: "All runs use
+# ... block_size=16"; its profiler's meta.yaml engine_effective: gpu_memory_utilization 0.9).
+DEFAULT_BLOCK_SIZE = 16
+DEFAULT_MEMORY_UTILIZATION = 0.9
 # The per-operation profiles (hundreds of KB) are read in CPython only, by the replay tool and the build; the browser's
 # zip leaves this folder out (builder/assets.py) and gets their result as a committed replay (sim/serving/replay.py).
 PROFILES = "profiles"
@@ -91,11 +99,12 @@ class EngineSettings:
     max_num_seqs: int
     max_num_batched_tokens: int
     block_size: int
-    num_gpu_blocks: int
+    num_gpu_blocks: int | None  # the KV pool per GPU the engine reported; None where meta.json has no kv_cache
     tensor_parallel_size: int
     data_parallel_size: int
     enable_prefix_caching: bool
     device_name: str
+    gpu_memory_utilization: float = DEFAULT_MEMORY_UTILIZATION
 
 
 @dataclass(frozen=True)
@@ -202,12 +211,14 @@ def load_run(requests_path: str, meta_path: str, key: str | None = None) -> Run:
         model=str(engine.get("model") or meta.get("model") or ""),
         max_num_seqs=_field(meta, "engine_kwargs", "max_num_seqs", meta_path),
         max_num_batched_tokens=_field(meta, "engine_kwargs", "max_num_batched_tokens", meta_path),
-        block_size=_field(meta, "kv_cache", "block_size", meta_path),
-        num_gpu_blocks=_field(meta, "kv_cache", "num_gpu_blocks", meta_path),
+        block_size=_field(meta, "kv_cache", "block_size", meta_path) if "kv_cache" in meta else DEFAULT_BLOCK_SIZE,
+        num_gpu_blocks=_field(meta, "kv_cache", "num_gpu_blocks", meta_path) if "kv_cache" in meta else None,
         tensor_parallel_size=int(engine.get("tensor_parallel_size") or 1),
         data_parallel_size=int(engine.get("data_parallel_size") or 1),
         enable_prefix_caching=bool((meta.get("kv_cache") or {}).get("enable_prefix_caching", False)),
         device_name=str((meta.get("hardware") or {}).get("device_name", "")),
+        gpu_memory_utilization=float((meta.get("kv_cache") or {}).get("gpu_memory_utilization")
+                                     or DEFAULT_MEMORY_UTILIZATION),
     )
     raw = []
     with open(requests_path, encoding="utf-8") as f:
@@ -269,6 +280,7 @@ class Profile:
 
 DENSE_OPS = ("embedding", "layernorm", "qkv_proj", "rotary_emb", "o_proj", "gate_up_proj", "act_fn", "down_proj",
              "final_layernorm")
+OPTIONAL_DENSE_OPS = ("qk_norm",)  # in a profile of a model that has it (Qwen3's RMSNorm over each q and k head)
 
 
 def _series(rows, key_column: str, x_column: str) -> dict:

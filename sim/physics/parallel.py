@@ -42,7 +42,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import cache
 
-from sim.physics import memory, roofline
+from sim.physics import memory, roofline, step
 from sim.physics.measured import DATA_DIR, MeasuredDataError
 from sim.physics.presets import Hardware, Model, load_json
 from sim.physics.validate import check_choice, check_int, check_positive
@@ -201,9 +201,10 @@ class Interconnect:
     source: str
     gpus: tuple[str, ...]  # hardware presets this link is the default for
     curve: str | None  # the Vidur setup whose measured curve "measured" timing reads; None where none was measured
-    floor: str  # the Vidur setup whose small-message floor "formula" timing adds
+    floor: str | None  # the Vidur setup whose small-message floor "formula" timing adds; None: floor_s is given
     floor_gpus: int | None  # the GPU count the floor is read at; None: the TP degree's, or the nearest measured
     floor_note: str
+    floor_s: float | None = None  # a floor given in seconds (from a source's own model), in place of `floor`
 
 
 def _bandwidth(e: dict) -> float:
@@ -217,13 +218,16 @@ def _bandwidth(e: dict) -> float:
 def _interconnect_table() -> dict[str, Interconnect]:
     table = {}
     for key, e in load_json("interconnects.json").items():
-        for setup in (e.get("curve"), e["floor"]):
+        for setup in (e.get("curve"), e.get("floor")):
             if setup is not None and setup not in SETUPS:
                 raise ValueError(f"interconnects.json: {key}: no measured setup {setup!r}")
+        if ("floor" in e) == ("floor_us" in e):
+            raise ValueError(f"interconnects.json: {key}: give a floor setup or floor_us, one of them")
         table[key] = Interconnect(key=key, name=e["name"], short_name=e["short_name"],
                                   bandwidth_bytes_per_s=_bandwidth(e), source=e["source"], gpus=tuple(e["gpus"]),
-                                  curve=e.get("curve"), floor=e["floor"], floor_gpus=e.get("floor_gpus"),
-                                  floor_note=e["floor_note"])
+                                  curve=e.get("curve"), floor=e.get("floor"), floor_gpus=e.get("floor_gpus"),
+                                  floor_note=e["floor_note"],
+                                  floor_s=float(Decimal(e["floor_us"]) / 10**6) if "floor_us" in e else None)
     return table
 
 
@@ -246,7 +250,9 @@ def default_interconnect(hw: Hardware) -> Interconnect:
 
 def floor_for(ic: Interconnect, n: int) -> float:
     """The latency floor "formula" timing adds for n GPUs on `ic`: its floor setup's, at floor_gpus if set, else at n
-    if measured, else at the nearest measured count (the larger of two equally near)."""
+    if measured, else at the nearest measured count (the larger of two equally near); or its floor_s where given."""
+    if ic.floor_s is not None:
+        return ic.floor_s
     counts = measured_gpus(ic.floor)
     k = ic.floor_gpus or min(counts, key=lambda c: (abs(c - n), -c))
     return latency_floor(ic.floor, k)
@@ -398,3 +404,53 @@ def max_batch(m: Model, hw: Hardware, tensor_parallel: int, context: int, state_
     """Requests at `context` cached tokens that fit on n GPUs of `hw` under tensor parallelism (memory.max_batch on
     the shard: each GPU holds every request's share)."""
     return memory.max_batch(shard(m, tensor_parallel), hw, context, state_dtype)
+
+
+# --- a serving step under tensor parallelism -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ParallelStepCost(step.StepCost):
+    """step.StepCost of one GPU's shard, plus each step's all-reduces: the scheduler's step-cost interface on n GPUs.
+    A step of T tokens (prompt chunks and decoders together) sends 2L all-reduces of T x hidden x 2 bytes on `link`,
+    after the GPU's own work (no overlap, as `decode`). Within a run of decode steps the tokens do not change, so
+    the all-reduces add a constant and the scheduler's closed form still holds."""
+
+    tensor_parallel: int = 1
+    all_reduces: int = 0  # per step: ALL_REDUCES_PER_LAYER x layers
+    hidden: int = 0
+    link: Interconnect | None = None
+    timing: str = "formula"
+
+    def exchange_s(self, tokens: int) -> float:
+        """The all-reduces of a step over `tokens` tokens (0 for an empty step)."""
+        if not tokens:
+            return 0.0
+        return self.all_reduces * all_reduce_s(self.link, tokens * self.hidden * ACTIVATION_BYTES,
+                                               self.tensor_parallel, self.timing)
+
+    def time_s(self, prompt_tokens: int, prefill_attention_s: float, decoders: int, context_sum: int,
+               joiners: int) -> float:
+        return (super().time_s(prompt_tokens, prefill_attention_s, decoders, context_sum, joiners)
+                + self.exchange_s(prompt_tokens + decoders))
+
+    def chunk_step_s(self, chunks, sampled: int, decoders: int, context_sum: int, states: int) -> float:
+        return (super().chunk_step_s(chunks, sampled, decoders, context_sum, states)
+                + self.exchange_s(sum(chunk for _, chunk in chunks) + decoders))
+
+
+@cache
+def step_cost(m: Model, hw: Hardware, tensor_parallel: int = 1, link: str | Interconnect | None = None,
+              timing: str = "formula", state_dtype: str = "fp32") -> step.StepCost:
+    """The scheduler's step cost of m on `tensor_parallel` GPUs of hw: step.step_cost of one GPU's shard with the
+    all-reduces added (ParallelStepCost); at 1 GPU step.step_cost(m, hw) itself."""
+    n = check_int("tensor_parallel", tensor_parallel, 1, MAX_TENSOR_PARALLEL)
+    check_choice("timing", timing, TIMINGS)
+    if n == 1:
+        return step.step_cost(m, hw, state_dtype)
+    base = step.step_cost(shard(m, n), hw, state_dtype)
+    fields = {f: getattr(base, f) for f in ("flops_per_token", "logit_flops", "weight_bytes",
+                                            "attention_flops_per_pair", "kv_bytes_per_token", "state_bytes",
+                                            "peak_flops_per_s", "bandwidth_bytes_per_s")}
+    return ParallelStepCost(**fields, tensor_parallel=n, all_reduces=ALL_REDUCES_PER_LAYER * m.layers,
+                            hidden=m.hidden, link=_link(hw, link), timing=timing)
+

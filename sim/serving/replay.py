@@ -19,6 +19,12 @@ How a run is replayed (`predicted`):
   LM head and sampler for the sampled tokens. A step with several prompt chunks is costed as one chunk of their
   tokens after their token-weighted mean of earlier tokens.
 
+A run on n > 1 GPUs (its meta.json's tensor_parallel_size) is one engine of n GPUs: the scheduler serves it with
+tensor_parallel = n (each GPU's share of memory, KV and work, and each step's 2 all-reduces per layer on a link,
+sim/physics/parallel.py), in both costs; the profiled cost adds the same all-reduces to the shard's profile. Its KV
+pool, where meta.json records none, is sized as LLMServingSim sizes it (`pool_blocks`). The link is the GPU's own
+unless named; a shipped run on several GPUs takes LINKS' link, the one the simulator that matched it set.
+
 Metrics (`summary`) are those of sim/physics/measured.py for both sides: p50 and p90 of TTFT and TPOT, p50 and mean of
 the latency, over every request, percentiles interpolated as numpy's default (scheduler.percentile).
 
@@ -39,15 +45,18 @@ import math
 import sys
 from dataclasses import dataclass, field
 
-from sim.physics import measured, presets
-from sim.physics.step import step_cost
+from sim.physics import cache, measured, model_size, parallel, presets
 from sim.serving import scheduler
 from sim.serving.traces import Request
 
 METRICS = ("ttft_p50_s", "ttft_p90_s", "tpot_p50_s", "tpot_p90_s", "latency_p50_s", "latency_mean_s")
 COSTS = ("roofline", "profiled")
 # (bandwidth, compute) efficiencies fitted on each shipped run (fit(); tests/sim/test_replay.py fits them again).
+# Only the one-GPU run's: a fit searches some 300 replays, and the TP 2 run's roofline is read at the bound.
 FITTED = {"rtx-4090": (0.97, 0.62)}
+# The link a shipped run on several GPUs replays over unless told another: the one the simulator that matched it set
+# (sim/physics/presets/interconnects.json "pcie-servingsim"); link="pcie-gen5-x16" is the datasheet's PCIe Gen5 x16.
+LINKS = {"rtx-pro-6000-tp2": "pcie-servingsim"}
 FIT_COARSE = 0.05  # fit(): the first grid's step; then 0.01 around its best
 FIT_RANGE = (0.3, 1.0)
 
@@ -68,9 +77,9 @@ def measured_summary(run: measured.Run) -> dict:
 def check_run(run: measured.Run) -> None:
     """Refuse a run whose settings the scheduler cannot model yet, naming the setting."""
     s = run.settings
-    if s.tensor_parallel_size != 1:
-        raise ValueError(f"tensor_parallel_size is {s.tensor_parallel_size}: the replay models one GPU (tensor "
-                         f"parallelism comes with its own lesson)")
+    if not 1 <= s.tensor_parallel_size <= parallel.MAX_TENSOR_PARALLEL:
+        raise ValueError(f"tensor_parallel_size is {s.tensor_parallel_size}: the replay models 1 to "
+                         f"{parallel.MAX_TENSOR_PARALLEL} GPUs")
     if s.data_parallel_size != 1:
         raise ValueError(f"data_parallel_size is {s.data_parallel_size}: the replay models one engine")
     if s.block_size != scheduler.BLOCK_SIZE:
@@ -84,23 +93,44 @@ def trace(run: measured.Run) -> tuple[Request, ...]:
     return tuple(Request(i, r.queued_s, r.prompt_tokens, r.output_tokens) for i, r in enumerate(run.requests))
 
 
+def pool_blocks(run: measured.Run, hw: presets.Hardware, m: presets.Model) -> int:
+    """The KV pool of one GPU, in blocks: the engine's own count (num_gpu_blocks) where meta.json gives it; else
+    OUR CHOICE, as LLMServingSim sizes it (AGENTS.md: "KV capacity is npu_mem.mem_size * npu_mem.mem_util -
+    weight"): the device's memory x gpu_memory_utilization less the weights each GPU holds, which leaves out
+    vLLM's activation peak and CUDA context and so is a little large; it binds only in a run that fills its pool."""
+    s = run.settings
+    if s.num_gpu_blocks is not None:
+        return s.num_gpu_blocks
+    one = parallel.shard(m, s.tensor_parallel_size)
+    free = hw.memory_bytes * s.gpu_memory_utilization - model_size.resident_weight_bytes(one)
+    block = s.block_size * cache.kv_bytes_per_token(one)
+    if free < block:
+        raise ValueError(f"{m.name} on {s.tensor_parallel_size} x {hw.name} leaves no room for KV")
+    return int(free // block)
+
+
 def predicted(run: measured.Run, hw: presets.Hardware, m: presets.Model, cost: str = "roofline",
               bandwidth_efficiency: float = 1.0, compute_efficiency: float = 1.0,
-              profile: measured.Profile | None = None) -> tuple[scheduler.Served, ...]:
-    """Every request of the run as the scheduler serves it (see the module docstring)."""
+              profile: measured.Profile | None = None, link: str | None = None,
+              timing: str = "formula") -> tuple[scheduler.Served, ...]:
+    """Every request of the run as the scheduler serves it (see the module docstring). A run on n > 1 GPUs is
+    served as one engine of n GPUs of hw (scheduler.schedule's tensor_parallel), its all-reduces on `link` (default:
+    the GPU's own) timed by `timing`, in both costs: the profile times one GPU's shard and no all-reduce."""
     check_run(run)
     if cost not in COSTS:
         raise ValueError(f"cost must be one of {COSTS}")
     gpu = presets.achieved(hw, compute_efficiency=compute_efficiency, bandwidth_efficiency=bandwidth_efficiency)
+    s = run.settings
+    n = s.tensor_parallel_size
     if cost == "roofline":
-        step = step_cost(m, gpu)
+        step = parallel.step_cost(m, gpu, n, link, timing)
     else:
         if profile is None:
             raise ValueError("the profiled cost needs a profile")
-        step = ProfiledCost(profile, m.layers)
-    s = run.settings
+        step = ProfiledCost(profile, m.layers, parallel.step_cost(m, hw, n, link, timing) if n > 1 else None)
     return scheduler.served(trace(run), m, gpu, "continuous", s.max_num_seqs, "paged", cost=step,
-                            token_budget=s.max_num_batched_tokens, kv_blocks=s.num_gpu_blocks)
+                            token_budget=s.max_num_batched_tokens, kv_blocks=pool_blocks(run, hw, m),
+                            tensor_parallel=n)
 
 
 def predicted_summary(served) -> dict:
@@ -159,6 +189,7 @@ class ProfiledCost:
 
     profile: measured.Profile
     layers: int
+    communication: parallel.ParallelStepCost | None = None  # on n > 1 GPUs: its exchange_s, the step's all-reduces
     state_s: float = 0.0
     pair_s: float = 1.0
     kv_row_s: float = 0.0
@@ -176,6 +207,7 @@ class ProfiledCost:
     def _layer_s(self, tokens: int) -> float:
         d = self.profile.dense
         ops = ("qkv_proj", "rotary_emb", "o_proj", "gate_up_proj", "act_fn", "down_proj")
+        ops += tuple(op for op in measured.OPTIONAL_DENSE_OPS if op in d)
         return math.fsum(_between(d[op], tokens) for op in ops) + 2 * _between(d["layernorm"], tokens)
 
     def matmuls_s(self, tokens: int, sampled: int) -> float:
@@ -212,7 +244,9 @@ class ProfiledCost:
         tokens = sum(c for _, c in chunks)
         before = sum(b * c for b, c in chunks) / tokens if tokens else 0.0
         context = context_sum / decoders if decoders else 0.0
-        return self.matmuls_s(tokens + decoders, sampled) + self.attention_s(tokens, before, decoders, context)
+        exchange = self.communication.exchange_s(tokens + decoders) if self.communication else 0.0
+        return (self.matmuls_s(tokens + decoders, sampled) + self.attention_s(tokens, before, decoders, context)
+                + exchange)
 
     def time_s(self, prompt_tokens: int, prefill_attention_s: float, decoders: int, context_sum: int,
                joiners: int) -> float:
@@ -231,9 +265,10 @@ class ProfiledCost:
 
 
 def compare(run: measured.Run, hw: presets.Hardware, m: presets.Model, cost: str = "roofline",
-            efficiencies: tuple[float, float] = (1.0, 1.0), profile: measured.Profile | None = None) -> dict:
+            efficiencies: tuple[float, float] = (1.0, 1.0), profile: measured.Profile | None = None,
+            link: str | None = None, timing: str = "formula") -> dict:
     """{"measured": METRICS, "predicted": METRICS, "error": relative errors} of one replay."""
-    got = predicted_summary(predicted(run, hw, m, cost, *efficiencies, profile=profile))
+    got = predicted_summary(predicted(run, hw, m, cost, *efficiencies, profile=profile, link=link, timing=timing))
     want = measured_summary(run)
     return {"measured": want, "predicted": got, "error": errors(got, want)}
 
@@ -242,11 +277,12 @@ PROFILED_SUFFIX = "profiled.json"
 
 
 def profiled_requests(key: str) -> list:
-    """Each request of the shipped run `key` as the profiled replay serves it: [TTFT, TPOT or None, latency], in
-    seconds rounded to the microsecond (the browser reads them from the committed file, shipped_profiled)."""
+    """Each request of the shipped run `key` as the profiled replay serves it (over LINKS' link, for a run on
+    several GPUs): [TTFT, TPOT or None, latency], in seconds rounded to the microsecond (the browser reads them
+    from the committed file, shipped_profiled)."""
     gpu, model, _ = measured.RUNS[key]
     served = predicted(measured.run(key), presets.hardware(gpu), presets.model(model), "profiled",
-                       profile=measured.profile(key))
+                       profile=measured.profile(key), link=LINKS.get(key))
     return [[round(x.ttft_s, 6), None if x.tpot_s is None else round(x.tpot_s, 6), round(x.latency_s, 6)]
             for x in served]
 
@@ -256,11 +292,12 @@ def _profiled_path(key: str) -> str:
 
 
 def write_profiled(key: str = "rtx-4090") -> None:
-    """Renew the committed profiled replay of a shipped run (after a change to the scheduler or the profile)."""
+    """Renew the committed profiled replay of a shipped run (after a change to the scheduler or the profile):
+    python -c 'from sim.serving import replay; [replay.write_profiled(k) for k in replay.measured.RUNS]'."""
     with open(_profiled_path(key), "w", encoding="utf-8") as f:
         json.dump({"about": f"The profiled replay of the shipped run {key} (sim/serving/replay.py profiled_requests): "
                             "each request's [TTFT, TPOT, latency] in seconds, in the order the engine queued them. "
-                            "Renewed by python -c 'from sim.serving import replay; replay.write_profiled()'.",
+                            f"Renewed by python -c 'from sim.serving import replay; replay.write_profiled(\"{key}\")'.",
                    "requests": profiled_requests(key)}, f, separators=(",", ":"))
         f.write("\n")
 
@@ -273,12 +310,13 @@ def shipped_profiled(key: str) -> tuple:
 
 
 def shipped(key: str = "rtx-4090", cost: str = "roofline", bandwidth_efficiency: float = 1.0,
-            compute_efficiency: float = 1.0) -> dict:
-    """compare() on a shipped run, its GPU and model, and (cost "profiled") its shipped profile."""
+            compute_efficiency: float = 1.0, link: str | None = None, timing: str = "formula") -> dict:
+    """compare() on a shipped run, its GPU and model, (cost "profiled") its shipped profile, and (on several GPUs)
+    `link`, by default LINKS' link for the run."""
     gpu, model, _ = measured.RUNS[key]
     profile = measured.profile(key) if cost == "profiled" else None
     return compare(measured.run(key), presets.hardware(gpu), presets.model(model), cost,
-                   (bandwidth_efficiency, compute_efficiency), profile)
+                   (bandwidth_efficiency, compute_efficiency), profile, link or LINKS.get(key), timing)
 
 
 def waiting_share(run: measured.Run) -> float:
@@ -300,7 +338,8 @@ def served_model(run: measured.Run) -> str | None:
 
 
 USAGE = """usage: python -m sim.serving.replay REQUESTS.jsonl META.json --gpu KEY [--model KEY]
-                                  [--cost roofline|profiled] [--efficiencies BANDWIDTH,COMPUTE] [--json]
+                                  [--cost roofline|profiled] [--efficiencies BANDWIDTH,COMPUTE]
+                                  [--link KEY] [--timing formula|measured] [--json]
 
 Replays a vLLM run (LLMServingSim's requests.jsonl and meta.json) through the course's scheduler and prints the
 measured and predicted TTFT, TPOT and latency (p50, p90, mean) with the error of each.
@@ -310,18 +349,26 @@ measured and predicted TTFT, TPOT and latency (p50, p90, mean) with the error of
   --cost roofline     the roofline bound at the efficiencies fitted on the shipped run of that GPU, else 1.0
   --cost profiled     each step read from the shipped vLLM profile of that GPU and model ({profiles})
   --efficiencies B,C  the roofline's bandwidth and compute efficiencies, each in (0, 1] (1,1 is the bound)
+  --link KEY          a run on several GPUs (tensor_parallel_size > 1): the link its all-reduces take ({links});
+                      default the GPU's own (NVLink, or PCIe without it), or the shipped run's
+  --timing formula    an all-reduce = the link's measured latency floor + 2(n-1)/n x bytes / its bandwidth
+  --timing measured   an all-reduce = Vidur's measured median at its size (NVLink links of A100 and H100 nodes)
   --json              print {{"measured": {{...}}, "predicted": {{...}}}} with keys {keys}
 """
 
 
 def _usage() -> str:
     return USAGE.format(gpus=", ".join(presets.hardware_keys(every=True)),
+                        links=", ".join(parallel.interconnect_keys()),
                         models=", ".join(presets.model_keys(every=True)), profiles=", ".join(measured.RUNS),
                         keys=", ".join(METRICS))
 
 
 class UsageError(ValueError):
     pass
+
+
+VALUED = ("--gpu", "--model", "--cost", "--efficiencies", "--link", "--timing")
 
 
 def _options(argv: list[str]) -> dict:
@@ -333,12 +380,12 @@ def _options(argv: list[str]) -> dict:
             opts["help"] = True
         elif a == "--json":
             opts["--json"] = True
-        elif a in ("--gpu", "--model", "--cost", "--efficiencies"):
+        elif a in VALUED:
             value = next(items, None)
             if value is None:
                 raise UsageError(f"{a} needs a value")
             opts[a] = value
-        elif a.startswith("--") and "=" in a and a.split("=", 1)[0] in ("--gpu", "--model", "--cost", "--efficiencies"):
+        elif a.startswith("--") and "=" in a and a.split("=", 1)[0] in VALUED:
             name, value = a.split("=", 1)
             opts[name] = value
         elif a.startswith("-"):
@@ -384,12 +431,20 @@ def _configure(opts: dict):
             raise UsageError("--efficiencies: two numbers in (0, 1], bandwidth then compute, e.g. 0.9,0.8")
     else:
         efficiencies = FITTED.get(shipped, (1.0, 1.0)) if cost == "roofline" else (1.0, 1.0)
-    return run, presets.hardware(gpu_key), presets.model(model_key), cost, efficiencies, profile
+    link = opts.get("--link") or LINKS.get(shipped)
+    if link is not None and link not in parallel.interconnect_keys():
+        raise UsageError(f"--link {link}: no such link (one of {', '.join(parallel.interconnect_keys())})")
+    timing = opts.get("--timing", "formula")
+    if timing not in parallel.TIMINGS:
+        raise UsageError(f"--timing {timing}: must be formula or measured")
+    return run, presets.hardware(gpu_key), presets.model(model_key), cost, efficiencies, profile, link, timing
 
 
-def _table(result: dict, cost: str, efficiencies) -> str:
+def _table(result: dict, cost: str, efficiencies, gpus: int = 1, link: str | None = None) -> str:
     label = (f"roofline at bandwidth {efficiencies[0]:g}, compute {efficiencies[1]:g}" if cost == "roofline"
              else "profiled")
+    if gpus > 1:
+        label += f"; {gpus} GPUs, all-reduces over {link}"
     lines = [f"{'metric':<16}{'measured':>12}{'predicted':>12}{'error':>9}   ({label})"]
     for k in METRICS:
         name = k[:-2].replace("_", " ")
@@ -405,8 +460,10 @@ def main(argv: list[str] | None = None) -> int:
         if opts.get("help"):
             print(_usage())
             return 0
-        run, hw, m, cost, efficiencies, profile = _configure(opts)
-        result = compare(run, hw, m, cost, efficiencies, profile)
+        run, hw, m, cost, efficiencies, profile, link, timing = _configure(opts)
+        result = compare(run, hw, m, cost, efficiencies, profile, link, timing)
+        gpus = run.settings.tensor_parallel_size
+        link = link or (parallel.default_interconnect(hw).key if gpus > 1 else None)
     except (UsageError, measured.MeasuredDataError, ValueError, OSError) as e:
         message = str(e) if not isinstance(e, OSError) else f"{e.filename}: {e.strerror}"
         print(f"sim.serving.replay: {message}", file=sys.stderr)
@@ -414,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
     if opts["--json"]:
         print(json.dumps({"measured": result["measured"], "predicted": result["predicted"]}, indent=1))
     else:
-        print(_table(result, cost, efficiencies))
+        print(_table(result, cost, efficiencies, gpus, link))
     return 0
 
 

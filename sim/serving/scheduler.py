@@ -107,7 +107,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import NamedTuple
 
-from sim.physics import cache, model_size
+from sim.physics import cache, model_size, parallel
 from sim.physics.presets import Hardware, Model
 from sim.physics.step import StepCost, step_cost  # also as scheduler.step_cost: the lessons' expressions write it so
 from sim.physics.validate import check_choice, check_int, check_positive
@@ -628,7 +628,8 @@ ROLES = ("both", "prefill", "decode")
 
 def schedule(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy: str = DEFAULT_KV_POLICY,
              state_dtype: str = "fp32", cost: StepCost | None = None, token_budget: int | None = None,
-             role: str = "both", kv_blocks: int | None = None) -> Schedule:
+             role: str = "both", kv_blocks: int | None = None, tensor_parallel: int = 1,
+             link: str | None = None, timing: str = "formula") -> Schedule:
     """Serve `reqs` (ids 0..n-1 in arrival order) on one GPU under `policy`; see the module docstring.
 
     Continuous batching only, with paged KV: `token_budget` chunks prompts as vLLM V1 does (_Simulation.run_chunked);
@@ -639,17 +640,26 @@ def schedule(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_polic
 
     Paged only: `kv_blocks` replaces the memory beside the checkpoint with the KV pool an engine reported, that many
     blocks of BLOCK_SIZE tokens (vLLM's num_gpu_blocks), admitted without a watermark as vLLM V1's KV cache manager
-    admits (it allocates while the free blocks suffice); sim/serving/replay.py replays a real run so."""
-    sim = _checked(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role, kv_blocks)
+    admits (it allocates while the free blocks suffice); sim/serving/replay.py replays a real run so.
+
+    `tensor_parallel` n > 1 serves on n GPUs of hw as one engine (Megatron-LM tensor parallelism,
+    sim/physics/parallel.py): memory, KV and state are each GPU's share (parallel.shard; `kv_blocks` then counts
+    one GPU's blocks, as vLLM reports them), and a step costs its shard's roofline plus its 2 all-reduces per layer
+    on `link` (default: the GPU's own, parallel.default_interconnect) timed by `timing` (parallel.step_cost). A
+    `cost` given replaces that cost and must include the all-reduces itself."""
+    sim = _checked(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role, kv_blocks,
+                   tensor_parallel, link, timing)
     sim.run()
     return sim.result(len(sim.reqs), policy, max_batch, kv_policy)
 
 
 def served(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy: str = DEFAULT_KV_POLICY,
            state_dtype: str = "fp32", cost: StepCost | None = None, token_budget: int | None = None,
-           role: str = "both", kv_blocks: int | None = None) -> tuple[Served, ...]:
+           role: str = "both", kv_blocks: int | None = None, tensor_parallel: int = 1, link: str | None = None,
+           timing: str = "formula") -> tuple[Served, ...]:
     """schedule(...).requests, for a caller that reads nothing else: the steps are not recorded."""
-    sim = _checked(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role, kv_blocks)
+    sim = _checked(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role, kv_blocks,
+                   tensor_parallel, link, timing)
     sim.segments = None
     sim.run()
     return sim.result(len(sim.reqs), policy, max_batch, kv_policy, requests_only=True)
@@ -657,7 +667,8 @@ def served(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy:
 
 def _checked(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy: str, state_dtype: str,
              cost: StepCost | None, token_budget: int | None, role: str,
-             kv_blocks: int | None = None) -> _Simulation:
+             kv_blocks: int | None = None, tensor_parallel: int = 1, link: str | None = None,
+             timing: str = "formula") -> _Simulation:
     """schedule()'s arguments checked, and its run set up."""
     check_choice("policy", policy, POLICIES)
     check_choice("kv_policy", kv_policy, KV_POLICIES)
@@ -673,6 +684,10 @@ def _checked(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_polic
         kv_blocks = check_int("kv_blocks", kv_blocks, 1, 10**9)
         if kv_policy != "paged":
             raise ValueError("kv_blocks needs paged KV")
+    n = check_int("tensor_parallel", tensor_parallel, 1, parallel.MAX_TENSOR_PARALLEL)
+    if n > 1:
+        cost = cost or parallel.step_cost(m, hw, n, link, timing, state_dtype)
+        m = parallel.shard(m, n)
     sim = _simulation(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role)
     if kv_blocks is not None:
         sim.capacity = kv_blocks * sim.block_bytes

@@ -1,22 +1,26 @@
-"""A real vLLM run replayed: the 300 requests an RTX 4090 served (LLMServingSim's public run), at the times the
-engine queued them, through the course's scheduler with the engine's settings (sim/serving/replay.py). The student sets
+"""A real vLLM run replayed: the 300 requests an RTX 4090 served, or the 300 that two RTX PRO 6000s served with
+Qwen3-32B split over them by tensor parallelism (LLMServingSim's public runs), at the times the engine queued them,
+through the course's scheduler with the engine's settings (sim/serving/replay.py). The student picks the run and sets
 the bandwidth and compute the roofline may use; the view sets the replay's TTFT, TPOT and latency beside the
 measured ones, and beside the replay costed from the same GPU's per-operation vLLM profile with nothing fitted.
 """
 
 from __future__ import annotations
 
-from sim.kit import Controls, Figure, Row, Select, Table, Text, Widget, alt, choices, output, palette, view
+from sim.kit import Controls, Figure, Flag, Row, Select, Table, Widget, alt, choices, output, palette, view
 from sim.page.display import fmt_duration, fmt_ms
 from sim.physics import measured, presets
 from sim.serving import replay
 from sim.serving.scheduler import percentile
 
-RUN = "rtx-4090"
+RUN = "rtx-4090"  # the default run
 
 TEXT = {
     "zh": {
         "title": "真实的 vLLM 运行，用课程的调度器重放",
+        "run": "哪一次运行",
+        "run=rtx-4090": "1 × RTX 4090，Llama-3.1-8B",
+        "run=rtx-pro-6000-tp2": "2 × RTX PRO 6000（张量并行 2），Qwen3-32B",
         "metric": "画哪个指标的分布",
         "metric=ttft": "TTFT",
         "metric=tpot": "TPOT",
@@ -42,6 +46,14 @@ TEXT = {
         "axis.y": "不超过这个值的请求比例",
         "figure": "各请求 {metric} 的累积分布",
         "alt.point": "{name}：中位数 {p50}，P90 {p90}",
+        "note.tp2": "运行：casys-kaist/LLMServingSim（MIT 许可）公开的一次 vLLM 0.19 运行，两块 RTX PRO 6000 "
+                    "Blackwell Server Edition 用张量并行 2 跑 Qwen3-32B（BF16），两卡之间没有 NVLink；"
+                    "300 个 ShareGPT 请求，每秒约 10 个，远超它的服务能力，所以 TTFT 以几十秒计。"
+                    "引擎设置 max_num_seqs 128、max_num_batched_tokens 2,048，取自它的 meta.json；"
+                    "meta.json 没记 KV 池，这里照 LLMServingSim 的算法取「显存 × 0.9 − 每卡的权重」，"
+                    "这次运行远没把它用满。每层的两次 all-reduce 走 LLMServingSim 为这次运行设的链路："
+                    "16 GB/s、每跳 20 微秒。按算子实测表重放用的是同一块卡上半个模型的逐层实测，"
+                    "不拟合任何参数；屋顶线按数据手册的上限算。",
         "note": "运行：casys-kaist/LLMServingSim（MIT 许可）公开的一次 vLLM 0.19 运行，一块 RTX 4090 上的 "
                 "Llama-3.1-8B（BF16），300 个 ShareGPT 请求，每秒约 10 个；引擎设置 max_num_seqs 256、"
                 "max_num_batched_tokens 2,048（分块预填充）、KV 池 2,588 块 × 16 = 41,408 个 token，都取自它的 "
@@ -50,6 +62,9 @@ TEXT = {
     },
     "en": {
         "title": "A real vLLM run, replayed through the course's scheduler",
+        "run": "Which run",
+        "run=rtx-4090": "1 × RTX 4090, Llama-3.1-8B",
+        "run=rtx-pro-6000-tp2": "2 × RTX PRO 6000 (tensor parallel 2), Qwen3-32B",
         "metric": "Distribution to draw",
         "metric=ttft": "TTFT",
         "metric=tpot": "TPOT",
@@ -75,6 +90,15 @@ TEXT = {
         "axis.y": "Share of requests at or below",
         "figure": "Cumulative distribution of each request's {metric}",
         "alt.point": "{name}: median {p50}, p90 {p90}",
+        "note.tp2": "The run: a public vLLM 0.19 run by casys-kaist/LLMServingSim (MIT licence), Qwen3-32B in BF16 "
+                    "split by tensor parallelism over two RTX PRO 6000 Blackwell Server Editions with no NVLink "
+                    "between them; 300 ShareGPT requests at about 10 per second, far more than it can serve, so TTFTs "
+                    "run to tens of seconds. The engine's settings, max_num_seqs 128 and max_num_batched_tokens 2,048,"
+                    " come from its meta.json, which records no KV pool: the replay sizes it as LLMServingSim does, "
+                    "memory × 0.9 less each GPU's weights, and the run never fills it. Each layer's 2 all-reduces take"
+                    " the link LLMServingSim set for this run, 16 GB/s and 20 µs a hop. The profiled replay reads "
+                    "vLLM's layer-by-layer timings of one GPU's half of the model and fits nothing; the roofline is "
+                    "the datasheet's bound.",
         "note": "The run: a public vLLM 0.19 run by casys-kaist/LLMServingSim (MIT licence), Llama-3.1-8B in BF16 on "
                 "one RTX 4090, 300 ShareGPT requests at about 10 per second; the engine's settings, max_num_seqs 256, "
                 "max_num_batched_tokens 2,048 (chunked prefill) and a KV pool of 2,588 blocks × 16 = 41,408 tokens, "
@@ -87,6 +111,7 @@ TEXT = {
 METRIC_ROWS = replay.METRICS
 WIDGET = Widget(
     controls=(
+        Select("run", default=RUN, options=tuple(measured.RUNS)),
         choices.bandwidth_efficiency(),
         choices.compute_efficiency(),
         Select("metric", default="ttft", options=("ttft", "tpot", "latency"), style="buttons"),
@@ -97,7 +122,8 @@ WIDGET = Widget(
               tuple(Row(f"row.{k}", f"measured.{k}", (f"roofline.{k}", f"error.roofline.{k}"),
                         (f"profiled.{k}", f"error.profiled.{k}")) for k in METRIC_ROWS)),
         Figure("figure"),
-        Text("note"),
+        Flag("one_gpu", text="note", tone="note"),
+        Flag("two_gpus", text="note.tp2", tone="note"),
     ),
     # A replay of 300 requests is some 6,000 steps: about 15 ms in CPython, 50 in Pyodide, and its CDFs redraw 900
     # points: run apart, so that no other widget waits for it.
@@ -117,15 +143,16 @@ def render(state) -> dict:
     """The engine-replay view for any state (invalid values replaced by defaults or clamped)."""
     s = WIDGET.coerce(state)
     t = TEXT[s["lang"]]
-    run = measured.run(RUN)
-    gpu, model, _ = measured.RUNS[RUN]
+    key = s["run"]
+    run = measured.run(key)
+    gpu, model, _ = measured.RUNS[key]
     served = replay.predicted(run, presets.hardware(gpu), presets.model(model),
                               bandwidth_efficiency=s["bandwidth_efficiency"],
-                              compute_efficiency=s["compute_efficiency"])
+                              compute_efficiency=s["compute_efficiency"], link=replay.LINKS.get(key))
     columns = {
         "measured": [(r.ttft_s, r.tpot_s, r.latency_s) for r in run.requests],
         "roofline": [(x.ttft_s, x.tpot_s, x.latency_s) for x in served],
-        "profiled": list(replay.shipped_profiled(RUN)),
+        "profiled": list(replay.shipped_profiled(key)),
     }
     summaries = {name: replay.summary(*zip(*rows)) for name, rows in columns.items()}
     outputs = {}
@@ -135,7 +162,8 @@ def render(state) -> dict:
             if name != "measured":
                 error = metrics[k] / summaries["measured"][k] - 1
                 outputs[f"error.{name}.{k}"] = output(error, t["error"].format(error=_signed_pct(error)))
-    return view(s, outputs, figures={"figure": figure(columns, s)})
+    flags = {"one_gpu": key == "rtx-4090", "two_gpus": key == "rtx-pro-6000-tp2"}
+    return view(s, outputs, figures={"figure": figure(columns, s)}, flags=flags)
 
 
 COLOURS = {"measured": ("ink", "solid", 3), "roofline": ("roof", "solid", 2), "profiled": ("prefill", "dash", 2)}

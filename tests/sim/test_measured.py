@@ -131,3 +131,26 @@ def test_a_bad_run_is_a_clear_error_naming_the_field(tmp_path):
     broken = _write(tmp_path / "r4.jsonl", "{\n")
     with pytest.raises(measured.MeasuredDataError, match=r"r4\.jsonl:1: not JSON"):
         measured.load_run(broken, meta)
+
+
+def test_a_meta_with_no_kv_cache_block_takes_vllm_s_defaults_and_names_no_pool(tmp_path):
+    good = _write(tmp_path / "r.jsonl", json.dumps(REQUEST) + "\n")
+    bare = {k: v for k, v in META.items() if k != "kv_cache"}
+    bare["engine_kwargs"] = {**META["engine_kwargs"], "tensor_parallel_size": 2}
+    s = measured.load_run(good, _write(tmp_path / "m.json", json.dumps(bare))).settings
+    assert (s.block_size, s.num_gpu_blocks, s.gpu_memory_utilization, s.tensor_parallel_size) == (16, None, 0.9, 2)
+    shipped = measured.run("rtx-pro-6000-tp2").settings
+    assert (shipped.tensor_parallel_size, shipped.max_num_seqs, shipped.num_gpu_blocks) == (2, 128, None)
+    assert len(measured.run("rtx-pro-6000-tp2").requests) == 300
+
+
+def test_the_tp2_profile_is_one_gpu_s_shard_on_a_rectangular_grid():
+    p = measured.profile("rtx-pro-6000-tp2")
+    assert "qk_norm" in p.dense  # Qwen3's per-head q/k norm, which the layer's sum takes when a profile has it
+    prefill = [k for k in p.attention if k[0] and not k[2]]
+    chunks, befores = {k[0] for k in prefill}, {k[1] for k in prefill}
+    assert len(prefill) == len(chunks) * len(befores) == 8 * 12
+    # the LM head of half the vocabulary: 5,120 x 75,968 BF16 weights read for one sequence
+    head_bytes = 5120 * 75968 * 2
+    assert head_bytes / dict(p.per_sequence["lm_head"])[1] / presets.hardware("rtx-pro-6000").bandwidth_bytes_per_s \
+        == pytest.approx(0.91, abs=0.05)

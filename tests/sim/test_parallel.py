@@ -252,3 +252,30 @@ def test_a_prefill_sends_its_prompt_through_every_all_reduce():
     step = parallel.prefill(presets.model("qwen3-32b"), H100, 4, 2048)
     assert step.message_bytes == 2048 * 5120 * 2 and step.all_reduces == 128 and step.requests == 1
     assert step.all_reduce_s == pytest.approx(40e-6 + 1.5 * 2048 * 5120 * 2 / 450e9, rel=1e-12)
+
+
+# --- the scheduler's step cost on n GPUs -----------------------------------------------------------------------------
+
+def test_a_serving_step_on_n_gpus_is_its_shard_s_step_plus_2l_all_reduces_of_its_tokens():
+    from sim.physics import step
+    m, hw = presets.model("llama-2-70b"), presets.hardware("h100-sxm")
+    c = parallel.step_cost(m, hw, 8)
+    floor = parallel.latency_floor("h100_dgx", 8)
+    # a decode step of 64: 160 all-reduces of 64 x 8,192 x 2 B, each floor + 2 x 7/8 x bytes / 450 GB/s
+    assert c.exchange_s(64) == pytest.approx(160 * (floor + 1.75 * 1048576 / 450e9), rel=1e-12)
+    assert c.time_s(0, 0.0, 64, 64 * 1024, 0) == parallel.decode(m, hw, 8, 64, 1024).time_s
+    base = step.step_cost(parallel.shard(m, 8), hw)
+    # a chunked step: 512 prompt tokens and 4 decoders move 516 tokens' activations
+    chunk = c.chunk_step_s([(0, 512)], 5, 4, 400, 0)
+    assert chunk == pytest.approx(base.chunk_step_s([(0, 512)], 5, 4, 400, 0)
+                                  + 160 * (floor + 1.75 * 516 * 8192 * 2 / 450e9), rel=1e-12)
+    assert c.exchange_s(0) == 0.0
+    assert parallel.step_cost(m, hw, 1) == step.step_cost(m, hw)
+
+
+def test_a_link_with_its_own_floor_adds_that_floor_and_its_ring_term():
+    ic = parallel.interconnect("pcie-servingsim")
+    assert ic.bandwidth_bytes_per_s == 16e9 and parallel.floor_for(ic, 2) == pytest.approx(40 * US)
+    # 2 GPUs: the ring factor is 2 x 1/2 = 1, so 1 MiB takes 40 µs + 1,048,576 / 16 GB/s = 105.5 µs
+    assert parallel.all_reduce_s(ic, 2**20, 2) == pytest.approx(40e-6 + 2**20 / 16e9, rel=1e-12)
+    assert parallel.default_interconnect(presets.hardware("rtx-pro-6000")).key == "pcie-gen5-x16"

@@ -611,3 +611,28 @@ def test_sustained_rate_at_a_latency_target():
     assert scheduler.sustained(ANCHOR, H100, "continuous", 0.01) is None
     with pytest.raises(ValueError):
         scheduler.sustained(ANCHOR, H100, "static", 0)
+
+
+# --- tensor parallelism ----------------------------------------------------------------------------------------------
+
+def test_on_two_gpus_a_lone_request_s_decode_steps_are_the_tp2_roofline_steps():
+    from sim.physics import parallel
+    m, hw = presets.model("qwen3-32b"), presets.hardware("h100-sxm")
+    reqs = (Request(0, 0.0, 100, 6),)
+    one = scheduler.schedule(reqs, m, hw, "continuous", 4, "paged", tensor_parallel=2).requests[0]
+    cost = parallel.step_cost(m, hw, 2)
+    prefill = cost.time_s(100, cost.prefill_attention_s(100), 0, 0, 1)
+    assert one.first_token_s == pytest.approx(prefill, rel=1e-12)
+    # decode step k reads 100 + k - 1 cached tokens: roofline on each GPU's half plus 2 x 64 all-reduces of 10 KiB
+    decode = math.fsum(parallel.decode(m, hw, 2, 1, 100 + k - 1).time_s for k in range(1, 6))
+    assert one.done_s - one.first_token_s == pytest.approx(decode, rel=1e-12)
+    plain = scheduler.schedule(reqs, m, hw, "continuous", 4, "paged")
+    assert scheduler.schedule(reqs, m, hw, "continuous", 4, "paged", tensor_parallel=1).requests == plain.requests
+
+
+def test_a_model_no_single_gpu_holds_is_served_by_two():
+    m, hw = presets.model("llama-2-70b"), presets.hardware("h100-sxm")
+    reqs = (Request(0, 0.0, 200, 20), Request(1, 0.1, 300, 10))
+    assert scheduler.schedule(reqs, m, hw, "continuous", 4, "paged").rejected == (0, 1)
+    two = scheduler.schedule(reqs, m, hw, "continuous", 4, "paged", tensor_parallel=2)
+    assert two.rejected == () and all(r.served for r in two.requests)
