@@ -26,7 +26,7 @@ from sim.page.display import (
     fmt_pct,
     fmt_sig,
 )
-from sim.physics import cache, feasibility, memory, model_size, presets, roofline
+from sim.physics import cache, feasibility, memory, model_size, parallel, presets, roofline
 from sim.physics import measured as measured_data
 from sim.serving import batching, interference, kv_layout, latency, replay, scheduler, serving, slo, traces
 from sim.techniques import attention, quantization, sampling, speculative
@@ -58,6 +58,7 @@ def namespace() -> dict:
         "quantization": quantization,  # quantization: quantize-tensor, quant-roofline
         "attention": attention,  # attention-variants: kv-heads, kv-capacity-curves
         "sampling": sampling,  # sampling: sampling, sampling-cost
+        "parallel": parallel,  # tensor-parallel: tp-step, all-reduce (and the TP 2 replay through `replay`)
         # measured data beside the bound: prefill-decode (measured-matmul), pd-disaggregation (engine-replay)
         "measured_data": measured_data, "replay": replay,
         "rtx4090": presets.hardware("rtx-4090"), "llama31": presets.model("llama-3.1-8b"),
