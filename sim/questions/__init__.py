@@ -18,12 +18,13 @@ from sim.questions import (
     quantization,
     sampling,
     speculative_decoding,
+    tensor_parallel,
 )
 from sim.questions.question import Question
 
 # In the order the single module they came from held them: the predict widget's default question is the first.
 LESSONS = (inference_vs_training, prefill_decode, kv_cache_serving, pd_disaggregation, speculative_decoding,
-           quantization, attention_variants, sampling)
+           quantization, attention_variants, sampling, tensor_parallel)
 
 
 def _gathered(lessons) -> dict[str, Question]:

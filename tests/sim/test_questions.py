@@ -141,6 +141,41 @@ KNEE_B = 2 * (KNEE_KN + KNEE_K_PLUS_N) / 0.116e-3
 KNEE_P = 2 * 4096 * KNEE_KN / 3.3655e-3
 KNEE = (KNEE_KN / KNEE_B) / (KNEE_KN / KNEE_P - KNEE_K_PLUS_N / KNEE_B)  # about 147 tokens
 
+# tensor-parallel. Llama-2-70B from its config: a layer's matmuls 2 x 8192^2 (q, o) + 2 x 8192 x 1024 (k, v: 8 K/V
+# heads of 128) + 3 x 8192 x 28672 (gate, up, down) = 855,638,016 params; 80 layers, a 32,000 x 8192 LM head and
+# embedding, 80 x 2 + 1 norms of 8192; KV 2 x 80 x 8 x 128 x 2 B = 327,680 B/token. At TP n each GPU holds 1/n of the
+# layers' matmuls and of the vocabulary rows, every norm whole. Decode of 64 requests at 1,024 tokens of context
+# (1,025 KV rows each: the cached ones read, the new one written) on H100s, 3.35 TB/s, memory-bound; each of the
+# 2 x 80 all-reduces of 64 x 8192 x 2 B = 1 MiB costs the H100 DGX floor among 8 GPUs (the median of Vidur's 9
+# medians up to 1 MiB: 19, 23, 29, 31, 34, 35, 36, 37, 39 µs) plus 2 x 7/8 of it over 450 GB/s.
+LLAMA70_LAYER, LLAMA70_LAYERS, LLAMA70_VOCAB, LLAMA70_HIDDEN = 855_638_016, 80, 32_000, 8192
+LLAMA70_KV = 2 * 80 * 8 * 128 * 2
+LLAMA70_NORMS = (2 * 80 + 1) * 8192
+
+
+def _llama70_matmul_bytes(n):
+    return 2 * (LLAMA70_LAYERS * LLAMA70_LAYER // n + -(-LLAMA70_VOCAB // n) * LLAMA70_HIDDEN)
+
+
+def _llama70_resident_bytes(n):  # the matmuls, the embedding's rows and every norm
+    return _llama70_matmul_bytes(n) + 2 * (-(-LLAMA70_VOCAB // n) * LLAMA70_HIDDEN + LLAMA70_NORMS)
+
+
+def _llama70_compute_s(n):
+    return (_llama70_matmul_bytes(n) + 64 * 1025 * LLAMA70_KV // n) / 3.35e12
+
+
+TP_MESSAGE = 64 * 8192 * 2  # 1,048,576 B
+TP_RING_S = 2 * 7 / 8 * TP_MESSAGE / 450e9  # about 4.08 µs
+TP_ALL_REDUCE_S = 34e-6 + TP_RING_S  # about 38.08 µs
+TP_RING_4MIB_S = 2 * 7 / 8 * 4 * TP_MESSAGE / 450e9  # batch 256: about 16.31 µs
+TP_STEP_MS = (_llama70_compute_s(8) + 160 * TP_ALL_REDUCE_S) * 1e3  # about 12.02 ms
+
+
+def _llama70_fit(n, context=1024):
+    return (H100_MEMORY - _llama70_resident_bytes(n)) // (context * LLAMA70_KV // n)
+
+
 EXPECTED = {
     "measured-knee-a100": KNEE,
     "ceiling-7b-a100": 2.039e12 / 13_214_154_752,
@@ -187,6 +222,9 @@ EXPECTED = {
     "top-p-09-example": 5,  # 0.35 + 0.25 + 0.15 + 0.10 = 0.85 < 0.9 <= 0.85 + 0.06
     "min-p-02-example": 4,  # >= 0.2 x 0.35 = 0.07
     "top-p-sort-b128-h100": 128 * 248_320 * 88 / 3.35e12 * 1e3,  # 0.83 ms
+    "tp8-step-llama-2-70b": TP_STEP_MS,
+    "tp8-all-reduce-4mib": (34e-6 + TP_RING_4MIB_S) * 1e6,  # about 50.3 µs
+    "tp4-requests-llama-2-70b": _llama70_fit(4),  # 608
 }
 
 # Every question's common mistakes, with their values by hand.
@@ -238,6 +276,11 @@ MISTAKES = {
     "min-p-02-example": {"absolute": 2},  # 0.35 and 0.25 are >= 0.2
     "top-p-sort-b128-h100": {"one_read": 128 * 248_320 * 4 / 3.35e12 * 1e3,  # 0.038 ms
                              "one_row": 248_320 * 88 / 3.35e12 * 1e3},
+    "tp8-step-llama-2-70b": {"eight_times_faster": _llama70_compute_s(1) / 8 * 1e3,  # about 5.93 ms
+                             "one_per_layer": (_llama70_compute_s(8) + 80 * TP_ALL_REDUCE_S) * 1e3},
+    "tp8-all-reduce-4mib": {"bytes_over_bandwidth": 4 * TP_MESSAGE / 450e9 * 1e6,  # about 9.32 µs
+                            "ring_without_floor": TP_RING_4MIB_S * 1e6, "proportional": 4 * TP_ALL_REDUCE_S * 1e6},
+    "tp4-requests-llama-2-70b": {"unchanged": _llama70_fit(2), "proportional": 2 * _llama70_fit(2)},  # 98 and 196
 }
 
 ALL_MISTAKES = [(key, i) for key, q in QUESTIONS.items() for i in range(len(q.mistakes))]
@@ -416,6 +459,18 @@ def test_a_lesson_module_holds_the_questions_its_lesson_asks_and_nothing_else(le
     ("top-p-sort-b128-h100", 0.83, None),
     ("top-p-sort-b128-h100", 0.038, "one_read"),
     ("top-p-sort-b128-h100", 0.0065, "one_row"),
+    ("tp8-step-llama-2-70b", 12, None),
+    ("tp8-step-llama-2-70b", 11.4, None),  # the measured all-reduce medians (160 x 34 µs) are right within 10%
+    ("tp8-step-llama-2-70b", 5.9, "eight_times_faster"),
+    ("tp8-step-llama-2-70b", 9, "one_per_layer"),
+    ("tp8-all-reduce-4mib", 50, None),
+    ("tp8-all-reduce-4mib", 51, None),  # Vidur's median at exactly 4 MiB
+    ("tp8-all-reduce-4mib", 9.3, "bytes_over_bandwidth"),
+    ("tp8-all-reduce-4mib", 16, "ring_without_floor"),
+    ("tp8-all-reduce-4mib", 150, "proportional"),
+    ("tp4-requests-llama-2-70b", 608, None),
+    ("tp4-requests-llama-2-70b", 98, "unchanged"),
+    ("tp4-requests-llama-2-70b", 196, "proportional"),
 ])
 def test_grading_examples(key, guess, mistake):
     q = QUESTIONS[key]
