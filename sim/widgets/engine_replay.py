@@ -19,8 +19,8 @@ TEXT = {
     "zh": {
         "title": "真实的 vLLM 运行，用课程的调度器重放",
         "run": "哪一次运行",
-        "run=rtx-4090": "1 × RTX 4090，Llama-3.1-8B",
-        "run=rtx-pro-6000-tp2": "2 × RTX PRO 6000（张量并行 2），Qwen3-32B",
+        "run=rtx-4090": "RTX 4090 · Llama-3.1-8B",
+        "run=rtx-pro-6000-tp2": "2 × RTX PRO 6000（TP 2）· Qwen3-32B",
         "metric": "画哪个指标的分布",
         "metric=ttft": "TTFT",
         "metric=tpot": "TPOT",
@@ -63,8 +63,8 @@ TEXT = {
     "en": {
         "title": "A real vLLM run, replayed through the course's scheduler",
         "run": "Which run",
-        "run=rtx-4090": "1 × RTX 4090, Llama-3.1-8B",
-        "run=rtx-pro-6000-tp2": "2 × RTX PRO 6000 (tensor parallel 2), Qwen3-32B",
+        "run=rtx-4090": "RTX 4090 · Llama-3.1-8B",
+        "run=rtx-pro-6000-tp2": "2 × RTX PRO 6000 (TP 2) · Qwen3-32B",
         "metric": "Distribution to draw",
         "metric=ttft": "TTFT",
         "metric=tpot": "TPOT",
@@ -111,7 +111,7 @@ TEXT = {
 METRIC_ROWS = replay.METRICS
 WIDGET = Widget(
     controls=(
-        Select("run", default=RUN, options=tuple(measured.RUNS)),
+        Select("run", default=RUN, options=tuple(measured.RUNS), style="buttons"),
         choices.bandwidth_efficiency(),
         choices.compute_efficiency(),
         Select("metric", default="ttft", options=("ttft", "tpot", "latency"), style="buttons"),
@@ -192,7 +192,7 @@ def figure(columns: dict, s: dict) -> dict:
         "margin": {"l": 56, "r": 16, "t": 24, "b": 48},
         "height": 340,
         "legend": palette.legend_above(),
-        "uirevision": "figure",
+        "uirevision": f"{s['run']}-{metric}",  # a new run or metric draws its own axis range
     })
     return {"data": data, "layout": layout,
             "alt": alt.sentence(s["lang"], t["figure"].format(metric=t[f"metric={metric}"]), spoken)}
