@@ -12,7 +12,8 @@ TEXT = {
         "tp8-step-llama-2-70b":
             "每张 GPU 读自己那 1/{n} 的权重：{shard_gb:.2f} GB ÷ {bandwidth:.2f} TB/s = {matmuls_ms:.2f} ms，"
             "再读它那份 KV {attention_ms:.2f} ms，合计 {compute_ms:.2f} ms；"
-            "然后是 2 × {layers} 层 = {count} 次 all-reduce，每次 {ar_us:.1f} µs，共 {comm_ms:.2f} ms。一步 {value:.2f} ms",
+            "然后是 2 × {layers} 层 = {count} 次 all-reduce，"
+            "每次 {ar_us:.1f} µs，共 {comm_ms:.2f} ms。一步 {value:.2f} ms",
         "tp8-step-llama-2-70b.mistake.eight_times_faster":
             "{mistake:.2f} ms 是把一张卡（假设放得下）的 {tp1_ms:.2f} ms 直接除以 {n}。每张卡自己的活确实只剩八分之一，"
             "可每层还有两次 all-reduce 要等：{count} 次 × {ar_us:.1f} µs = {comm_ms:.2f} ms，"
