@@ -365,7 +365,8 @@ def figure(ic, n: int, size: int, floor: float, crossover: float, curve, s: dict
     layout = palette.plot_layout({
         "xaxis": {"title": {"text": t["axis.x"]}, "type": "log", "range": [round(x, 4) for x in X_RANGE],
                   "tickvals": list(X_TICKS), "ticktext": [binary(b) for b in X_TICKS], "fixedrange": True},
-        "yaxis": {"title": {"text": t["axis.y"]}, "type": "log", "range": y_range, "fixedrange": True},
+        "yaxis": {"title": {"text": t["axis.y"]}, "type": "log", "range": y_range, "fixedrange": True,
+                  "dtick": 1},  # powers of ten only: a log axis's in-between digits are drawn at 9 px
         "shapes": shapes,
         "annotations": annotations,
         "margin": {"l": 56, "r": 16, "t": 24, "b": 48},

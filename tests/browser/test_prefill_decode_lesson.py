@@ -1,10 +1,15 @@
 """Lesson prefill-decode: the parts that are not widgets (formula terms, evolution map, links, dig-deeper)."""
 
+from pathlib import Path
 
 import pytest
+import yaml
 from playwright.sync_api import expect
 
 from tests.browser.conftest import cpython_view, open_ready
+
+# The evolution map's steps, which every lesson's page shows (lessons/zh/evolution.yml)
+MAP = yaml.safe_load((Path(__file__).resolve().parents[2] / "lessons/zh/evolution.yml").read_text("utf-8"))["items"]
 
 LESSON = "prefill-decode/"
 pytestmark = pytest.mark.lesson(LESSON.strip("/"))
@@ -57,14 +62,15 @@ def test_every_term_in_the_formula_has_a_value(site_page, server):
 def test_evolution_map_marks_this_lesson_and_links_the_others(site_page, server):
     site_page.goto(server.url(LESSON))
     generations = site_page.locator("ol.evolution > li")
-    assert generations.count() == 11
+    items = len(MAP)
+    assert generations.count() == items
     here = site_page.locator("ol.evolution > li.here")
     expect(here).to_have_count(1)
     expect(here).to_contain_text("你在这里")
     # every lesson of the course is written: no generation is marked upcoming, and each one with a lesson other
     # than this one links to it (the first, "feed the whole sequence back in", has none)
     expect(site_page.locator("ol.evolution > li.upcoming")).to_have_count(0)
-    assert site_page.locator("ol.evolution a.generation-name").count() == 11 - 2  # this lesson and the first
+    assert site_page.locator("ol.evolution a.generation-name").count() == items - 2  # this lesson and the first
     expect(site_page.locator('ol.evolution a.generation-name[href="../sampling/"]')).to_have_count(1)
 
 

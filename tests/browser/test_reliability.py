@@ -7,13 +7,18 @@ import json
 import os
 import re
 import zipfile
+from pathlib import Path
 
 import pytest
+import yaml
 from playwright.sync_api import expect
 
 from builder.templates import js_number
 from sim import widgets
 from tests.browser.conftest import READY_TIMEOUT_MS, cpython_view, open_ready, site_copy
+
+# The evolution map's steps, which every lesson's page shows (lessons/zh/evolution.yml)
+MAP = yaml.safe_load((Path(__file__).resolve().parents[2] / "lessons/zh/evolution.yml").read_text("utf-8"))["items"]
 
 
 def lesson_state(page, widget_id: str) -> dict:
@@ -128,7 +133,7 @@ def test_without_javascript_the_page_reads_and_says_why_nothing_moves(browser, s
     expect(roof.locator(".widget-status")).to_be_hidden()  # no "starting Python…" that never ends
     expect(roof.locator('output[name="decode_ms"]').first).to_have_text(
         cpython_view("roofline", lesson_state(page, "roofline"))["outputs"]["decode_ms"]["text"])
-    assert page.locator("math").count() > 10 and page.locator("ol.evolution > li").count() == 11
+    assert page.locator("math").count() > 10 and page.locator("ol.evolution > li").count() == len(MAP)
     context.close()
 
 

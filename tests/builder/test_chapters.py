@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 import build
 from tests.builder.test_bad_input import TERM_WORDS, failing_build, lesson, previous_site, write_lessons  # noqa: F401
@@ -194,11 +195,18 @@ def test_every_page_the_site_had_is_still_built_at_its_address(course_files):
     assert [page for page in chapters if page not in course_files] == []
 
 
-def test_the_first_chapter_s_page_shows_the_whole_map_with_its_steps_marked(course_files):
-    page = course_files["en/foundations/index.html"].decode()
-    steps = re.findall(r'<li class="generation( here)?"', page)
-    assert len(steps) == page.count('class="generation-name"') > 8
-    assert steps[0] == "" and all(steps[1:])  # the first step no lesson teaches; every other is this chapter's
+def test_each_chapter_s_page_shows_the_whole_map_with_its_own_steps_marked(course_files):
+    root = Path(build.__file__).parent
+    plan = {c["chapter"]: c["lessons"] for c in yaml.safe_load((root / "lessons/course.yml").read_text("utf-8"))}
+    items = yaml.safe_load((root / "lessons/en/evolution.yml").read_text("utf-8"))["items"]
+    for chapter, lessons in plan.items():
+        page = course_files[f"en/{chapter}/index.html"].decode()
+        steps = re.findall(r'<li class="generation( here)?"', page)
+        assert len(steps) == page.count('class="generation-name"') == len(items) > 8
+        # a step is marked on the page of the chapter whose lesson teaches it (the first step no lesson teaches)
+        assert steps == [" here" if item["lesson"] in lessons else "" for item in items]
+    first = plan["foundations"]
+    assert items[0]["lesson"] is None and all(item["lesson"] in first for item in items[1:len(first) + 1])
+    unwritten = [slug for slug in plan["scaling-out"] if not (root / "lessons/zh" / f"{slug}.md").exists()]
     second = course_files["scaling-out/index.html"].decode()
-    assert second.count('<li class="generation"') == len(steps)  # the whole map here too, none of its steps taught
-    assert second.count('<span class="badge">即将推出</span>') == 4
+    assert 0 < len(unwritten) == second.count('<span class="badge">即将推出</span>')

@@ -7,7 +7,6 @@
 import { available, Unreachable } from "./offline.js";
 
 const DEBOUNCE_MS = 150;
-const SHOWN_RESULTS = 8;
 // Pagefind's extended indexer separates the words of a Chinese text with zero-width spaces; readers see none.
 const WORD_SEPARATORS = /\u200b/g;
 
@@ -40,14 +39,16 @@ const CHINESE = /\p{Script=Han}/u;
 const HYPHENATED = /(?<=[\p{Script=Latin}\d])-(?=[\p{Script=Latin}\d])/gu;
 const asIndexed = (query) => query.replace(HYPHENATED, "");
 
+// Every page found is listed, so that the count the status gives is the list a student can reach: the index holds
+// only lessons (a few dozen at most), and each result's data is one small fragment.
 async function holding(results, query) {
   if (!CHINESE.test(query)) {
-    return { total: results.length, data: await Promise.all(results.slice(0, SHOWN_RESULTS).map((r) => r.data())) };
+    return { total: results.length, data: await Promise.all(results.map((r) => r.data())) };
   }
   const words = query.trim().split(/\s+/).filter((word) => CHINESE.test(word)); // Latin words match any case
   const pages = (await Promise.all(results.map((result) => result.data())))
     .filter((page) => words.every((word) => page.content.replace(WORD_SEPARATORS, "").includes(word)));
-  return { total: pages.length, data: pages.slice(0, SHOWN_RESULTS) };
+  return { total: pages.length, data: pages };
 }
 
 // An excerpt as DOM nodes: Pagefind marks the matched words with <mark>; everything else is kept as text only.
