@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 import build
@@ -281,11 +282,28 @@ def open_ready(page, url: str, widget: str = "roofline"):
     return page.locator(f"#{widget}")
 
 
+# What a page that never went ready shows: whether its scripts ran, and each widget's state and status line.
+STUCK = """() => ({scripts: window.inferlab !== undefined, controlled: !!(navigator.serviceWorker || {}).controller,
+  widgets: [...document.querySelectorAll('[data-widget]')].filter(w => w.dataset.state !== 'ready').map(w =>
+    `${w.id}: ${w.dataset.state} (${((w.querySelector('.widget-status') || {}).textContent || '').replace(/\\s+/g, ' ').trim()})`)})"""
+
+
 def open_all_ready(page, url: str) -> None:
-    """Open url and wait until every widget on it answers (a page with none only loads)."""
-    page.goto(url)
-    if page.locator("[data-widget]").count():
-        page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
+    """Open url and wait until every widget on it answers (a page with none only loads); if they do not, fail
+    saying what the page shows and what its console said."""
+    said = []
+    listen = lambda message: said.append(f"{message.type}: {message.text}")  # noqa: E731
+    page.on("console", listen)
+    try:
+        page.goto(url)
+        if page.locator("[data-widget]").count():
+            try:
+                page.wait_for_function(ALL_READY, timeout=READY_TIMEOUT_MS)
+            except PlaywrightTimeoutError:
+                raise AssertionError(f"{url}: not every widget ready after {READY_TIMEOUT_MS} ms: "
+                                     f"{page.evaluate(STUCK)}; console: {said[-20:]}") from None
+    finally:
+        page.remove_listener("console", listen)
 
 
 def show_figures(widget):
