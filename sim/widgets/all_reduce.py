@@ -343,16 +343,19 @@ def figure(ic, n: int, size: int, floor: float, crossover: float, curve, s: dict
                      "customdata": [binary(b) for b, _ in curve],
                      "marker": {"color": palette.colour("prefill"), "size": 7},
                      "hovertemplate": f"{t['trace.measured']}<br>%{{customdata}}: %{{y:.3g}} µs<extra></extra>"})
-    data.append({"type": "scatter", "mode": "markers", "name": t["trace.chosen"], "x": [size],
-                 "y": [round(chosen_us, 4)], "customdata": [binary(size)],
-                 "marker": {"color": palette.colour("decode"), "size": 12, "symbol": "circle-open",
-                            "line": {"width": 3, "color": palette.colour("decode")}},
-                 "hovertemplate": f"{t['trace.chosen']}<br>%{{customdata}}: %{{y:.3g}} µs<extra></extra>"})
-
     shown = formula_us + [sec * 1e6 for _, sec in curve]
     y_range = [round(math.log10(min(shown) / 1.6), 4), round(math.log10(max(shown) * 1.6), 4)]
-    shapes = [{"type": "line", "xref": "paper", "yref": "paper", "x0": _paper_x(size), "x1": _paper_x(size),
-               "y0": 0, "y1": 1, "line": {"color": palette.colour("decode"), "width": 1.5, "dash": "dot"}}]
+    # The size chosen, as two traces whose points alone move with the size (no layout shape, no per-size hover
+    # text): a size move then only moves points, which the page draws with Plotly.animate rather than redrawing.
+    data.append({"type": "scatter", "mode": "lines", "name": t["trace.chosen"], "x": [size, size],
+                 "y": [round(10 ** y_range[0], 4), round(10 ** y_range[1], 4)], "showlegend": False,
+                 "hoverinfo": "skip", "line": {"color": palette.colour("decode"), "width": 1.5, "dash": "dot"}})
+    data.append({"type": "scatter", "mode": "markers", "name": t["trace.chosen"], "x": [size],
+                 "y": [round(chosen_us, 4)],
+                 "marker": {"color": palette.colour("decode"), "size": 12, "symbol": "circle-open",
+                            "line": {"width": 3, "color": palette.colour("decode")}},
+                 "hovertemplate": f"{t['trace.chosen']}<br>%{{x:,}} B: %{{y:.3g}} µs<extra></extra>"})
+    shapes = []
     annotations = []
     cross = _paper_x(crossover)
     if 0 < cross < 1:

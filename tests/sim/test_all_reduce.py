@@ -90,7 +90,7 @@ def test_a_link_with_no_curve_says_not_measured_and_its_bus_bandwidth_is_the_for
     ic = parallel.interconnect(link)
     assert v["busbw"] == pytest.approx(64 * MIB / (v["formula"] / 1e6) * 1.75 / 1e9, rel=1e-4)
     assert [t["name"] for t in view["figures"]["figure"]["data"]] == [
-        "latency floor", "ring term", "formula", "size chosen"]  # no measured markers
+        "latency floor", "ring term", "formula", "size chosen", "size chosen"]  # no measured markers
     assert ic.curve is None
 
 
@@ -174,9 +174,21 @@ def test_the_figure_shows_the_measured_points_the_formula_and_the_size_chosen():
     assert data["formula"]["x"] == list(all_reduce.SIZES) and len(all_reduce.SIZES) == 17
     assert data["size chosen"]["x"] == [4 * MIB]
     assert data["size chosen"]["y"][0] == pytest.approx(values(view)["formula"], rel=1e-4)
+    line = view["figures"]["figure"]["data"][-2]
+    assert line["x"] == [4 * MIB, 4 * MIB] and line["name"] == "size chosen" and line["showlegend"] is False
     alt = view["figures"]["figure"]["alt"]
     assert alt.startswith("One all-reduce among 4 GPUs on NVLink (H100), time against size: 1 KiB: formula")
     assert "64 MiB: formula" in alt and alt.endswith("bandwidth-bound above.")
+
+
+def test_a_size_move_only_moves_points_so_the_page_animates_them():
+    """The page draws a move whose layout and traces are the same but for x and y with Plotly.animate (widget.js
+    pointsMoved), about half the time of a whole redraw: a size move must change nothing else."""
+    def drawn(size):
+        figure = widgets.render("all-reduce", {"size": size, "lang": "en"})["figures"]["figure"]
+        return figure["layout"], [{k: v for k, v in trace.items() if k not in ("x", "y")} for trace in figure["data"]]
+
+    assert drawn(MIB) == drawn(4 * MIB) == drawn(2**26)
 
 
 def test_every_state_renders_and_bad_values_are_replaced():
