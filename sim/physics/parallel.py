@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from decimal import Decimal
 from functools import cache
 
@@ -448,9 +448,7 @@ def step_cost(m: Model, hw: Hardware, tensor_parallel: int = 1, link: str | Inte
     if n == 1:
         return step.step_cost(m, hw, state_dtype)
     base = step.step_cost(shard(m, n), hw, state_dtype)
-    fields = {f: getattr(base, f) for f in ("flops_per_token", "logit_flops", "weight_bytes",
-                                            "attention_flops_per_pair", "kv_bytes_per_token", "state_bytes",
-                                            "peak_flops_per_s", "bandwidth_bytes_per_s")}
-    return ParallelStepCost(**fields, tensor_parallel=n, all_reduces=ALL_REDUCES_PER_LAYER * m.layers,
+    given = {f.name: getattr(base, f.name) for f in fields(step.StepCost) if f.init}
+    return ParallelStepCost(**given, tensor_parallel=n, all_reduces=ALL_REDUCES_PER_LAYER * m.layers,
                             hidden=m.hidden, link=_link(hw, link), timing=timing)
 
