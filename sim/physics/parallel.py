@@ -253,9 +253,14 @@ def floor_for(ic: Interconnect, n: int) -> float:
     if measured, else at the nearest measured count (the larger of two equally near); or its floor_s where given."""
     if ic.floor_s is not None:
         return ic.floor_s
-    counts = measured_gpus(ic.floor)
-    k = ic.floor_gpus or min(counts, key=lambda c: (abs(c - n), -c))
-    return latency_floor(ic.floor, k)
+    return latency_floor(ic.floor, floor_gpus(ic, n))
+
+
+def floor_gpus(ic: Interconnect, n: int) -> int | None:
+    """The GPU count of `ic`'s floor setup whose curve floor_for reads for n GPUs (None where the floor is given)."""
+    if ic.floor_s is not None:
+        return None
+    return ic.floor_gpus or min(measured_gpus(ic.floor), key=lambda c: (abs(c - n), -c))
 
 
 def all_reduce_s(ic: Interconnect, message_bytes: float, n: int, timing: str = "formula") -> float:

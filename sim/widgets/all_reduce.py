@@ -229,12 +229,6 @@ def factor_text(n: int) -> str:
     return f"2·{n - 1}/{n}"
 
 
-def floor_gpus(ic: parallel.Interconnect, n: int) -> int:
-    """The GPU count whose curve gives the floor at n GPUs on `ic` (parallel.floor_for's choice)."""
-    counts = parallel.measured_gpus(ic.floor)
-    return ic.floor_gpus or min(counts, key=lambda c: (abs(c - n), -c))
-
-
 def measured(ic: parallel.Interconnect, n: int, size: int) -> tuple[float | None, str | None]:
     """The measured median at `size` (interpolated) and why it is missing or stands in ("no_curve", "no_count",
     "past", "below"), or (seconds, None)."""
@@ -282,7 +276,7 @@ def render(state) -> dict:
     }
     flags = {name: why == name for name in ("no_curve", "no_count", "past", "below")}
     bw_text = f"{fmt_sig(bandwidth / 1e9)} GB/s"
-    k = floor_gpus(ic, n)
+    k = parallel.floor_gpus(ic, n)
     floor_times = sorted(sec for b, sec in parallel.measured_all_reduce(ic.floor, k) if b <= parallel.FLOOR_BYTES)
     derivations = {
         "formula": t["how.formula"].format(floor=duration(floor), factor=factor_text(n), size=binary(size),

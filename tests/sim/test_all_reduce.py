@@ -141,7 +141,7 @@ def test_the_floor_is_read_where_parallel_reads_it_and_its_derivation_lists_the_
     for link in all_reduce.LINKS:
         ic = parallel.interconnect(link)
         for gpus in all_reduce.GPUS:
-            k = all_reduce.floor_gpus(ic, int(gpus))
+            k = parallel.floor_gpus(ic, int(gpus))
             assert parallel.latency_floor(ic.floor, k) == parallel.floor_for(ic, int(gpus))
     view = widgets.render("all-reduce", {"lang": "en"})
     assert view["derivations"]["floor"] == ("median of the medians up to 1 MiB on h100_dgx among 8 GPUs (19.0, 23.0, "

@@ -276,6 +276,8 @@ def test_a_serving_step_on_n_gpus_is_its_shard_s_step_plus_2l_all_reduces_of_its
 def test_a_link_with_its_own_floor_adds_that_floor_and_its_ring_term():
     ic = parallel.interconnect("pcie-servingsim")
     assert ic.bandwidth_bytes_per_s == 16e9 and parallel.floor_for(ic, 2) == pytest.approx(40 * US)
+    assert parallel.floor_gpus(ic, 2) is None  # no measured curve stands behind a given floor
+    assert parallel.floor_gpus(parallel.interconnect("nvlink-h100"), 3) == 4  # nearest measured, the larger on a tie
     # 2 GPUs: the ring factor is 2 x 1/2 = 1, so 1 MiB takes 40 µs + 1,048,576 / 16 GB/s = 105.5 µs
     assert parallel.all_reduce_s(ic, 2**20, 2) == pytest.approx(40e-6 + 2**20 / 16e9, rel=1e-12)
     assert parallel.default_interconnect(presets.hardware("rtx-pro-6000")).key == "pcie-gen5-x16"
