@@ -23,6 +23,7 @@ VENDOR = (
 SIM_SUFFIXES = {".py", ".json", ".jsonl", ".csv"}
 # Read in CPython only (sim/physics/measured.py PROFILES): not sent to the browser.
 SIM_LEFT_OUT = ("physics/data/profiles",)
+SIM_SENT_ANYWAY = ("-moe.csv",)  # but an MoE block's profile (1 KB), which the moe lesson's widgets draw
 ZIP_EPOCH = (2020, 1, 1, 0, 0, 0)  # fixed timestamps: the same sources always give the same zip and name
 
 
@@ -104,7 +105,8 @@ def pack_sim(sim_dir: Path, cache_dir: Path | None = None) -> tuple[str, bytes]:
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
         for path in sorted(sim_dir.rglob("*")):
             if path.is_file() and path.suffix in SIM_SUFFIXES and "__pycache__" not in path.parts \
-                    and not path.relative_to(sim_dir).as_posix().startswith(SIM_LEFT_OUT):
+                    and (not path.relative_to(sim_dir).as_posix().startswith(SIM_LEFT_OUT)
+                         or path.name.endswith(SIM_SENT_ANYWAY)):
                 info = zipfile.ZipInfo(f"sim/{path.relative_to(sim_dir).as_posix()}", ZIP_EPOCH)
                 info.compress_type = zipfile.ZIP_DEFLATED
                 data = path.read_bytes()

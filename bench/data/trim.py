@@ -22,6 +22,8 @@ VIDUR_OPS = ("attn_pre_proj", "attn_post_proj", "mlp_up_proj", "mlp_down_proj")
 RUNS = {
     "rtx-4090": ("RTX4090", "Llama-3.1-8B", "meta-llama/Llama-3.1-8B", 1, "vllm-rtx-4090-llama-3.1-8b"),
     "rtx-pro-6000-tp2": ("RTXPRO6000", "Qwen3-32B", "Qwen/Qwen3-32B", 2, "vllm-rtx-pro-6000-qwen3-32b-tp2"),
+    "rtx-pro-6000-dp2-ep2": ("RTXPRO6000", "Qwen3-30B-A3B-Instruct-2507", "Qwen/Qwen3-30B-A3B-Instruct-2507", 1,
+                             "vllm-rtx-pro-6000-qwen3-30b-a3b-dp2-ep2"),
 }
 REQUEST_FIELDS = ("input_toks", "output_toks", "queued_ts", "scheduled_ts", "first_token_ts", "last_token_ts")
 META_FIELDS = ("schema_version", "model", "vllm_version", "engine_kwargs", "kv_cache", "hardware", "num_requests",
@@ -98,11 +100,19 @@ def servingsim(git_dir: str) -> None:
                 f"{SERVINGSIM_COMMIT},\n# {profile}/tp{tp}/{{name}}.csv and meta.yaml: vLLM 0.19.0 layer-wise "
                 f"profiler, BF16, tensor parallel {tp},\n# one decoder layer (num_hidden_layers 1), eager mode (no "
                 f"CUDA graphs), mean of 3 measured iterations; microseconds.{shard}\n")
-        for name in ("dense", "per_sequence", "attention"):
+        listed = subprocess.run(["git", f"--git-dir={git_dir}", "ls-tree", "--name-only", SERVINGSIM_COMMIT,
+                                 f"{profile}/tp{tp}/"], check=True, capture_output=True, text=True).stdout.split()
+        moe = f"{profile}/tp{tp}/moe.csv" in listed
+        for name in ("dense", "per_sequence", "attention") + (("moe",) if moe else ()):
             text = show(git_dir, SERVINGSIM_COMMIT, f"{profile}/tp{tp}/{name}.csv")
             body = text.splitlines()
             rows = [r.split(",") for r in body[1:]]
             head = note.replace("{name}", name)
+            if name == "moe":
+                head += ("# The MoE block of one layer (Qwen3MoeSparseMoeBlock: router and fused experts, all 128 "
+                         "experts on the GPU),\n# by the tokens entering it and the distinct experts they activate "
+                         "(profiler/core/hooks/moe_hook.py\n# forces the routing so that exactly that many are "
+                         "touched).\n")
             if name == "attention":
                 kept = [c for c in rows if all(on_grid(int(x)) for x in c[:-1])]
                 if len(kept) < len(rows):

@@ -9,8 +9,10 @@ KV_DTYPE_BYTES = 2  # the KV cache is kept in BF16
 
 
 def kv_bytes_per_token(m: Model) -> int:
-    """K and V of one token across all full-attention layers."""
+    """K and V of one token across all full-attention layers; under MLA, its latent and RoPE key (DeepSeek-V2 §2.1)."""
     a = m.attention
+    if a.is_latent:
+        return m.full_attention_layers * (a.kv_latent + a.rope_dim) * KV_DTYPE_BYTES
     return m.full_attention_layers * 2 * a.kv_heads * a.head_dim * KV_DTYPE_BYTES
 
 
@@ -45,6 +47,10 @@ def request_bytes(m: Model, context: int, state_dtype: str = "fp32") -> int:
 
 
 def attention_flops_per_cached_token(m: Model) -> int:
-    """FLOPs one query token spends on one cached token: q.k and p.v in every head of every full layer."""
+    """FLOPs one query token spends on one cached token: q.k and p.v in every head of every full layer. Under MLA the
+    up-projections are absorbed (sim/techniques/attention.py), so each head works on the latent: q.k over the latent
+    and RoPE key, p.v over the latent."""
     a = m.attention
+    if a.is_latent:
+        return m.full_attention_layers * a.q_heads * (2 * a.kv_latent + a.rope_dim) * 2
     return m.full_attention_layers * a.q_heads * a.head_dim * 2 * 2

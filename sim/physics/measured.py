@@ -47,7 +47,8 @@ VIDUR_OPS = {
 
 # The shipped runs: key -> (GPU preset, model preset, file stem).
 RUNS = {"rtx-4090": ("rtx-4090", "llama-3.1-8b", "vllm-rtx-4090-llama-3.1-8b"),
-        "rtx-pro-6000-tp2": ("rtx-pro-6000", "qwen3-32b", "vllm-rtx-pro-6000-qwen3-32b-tp2")}
+        "rtx-pro-6000-tp2": ("rtx-pro-6000", "qwen3-32b", "vllm-rtx-pro-6000-qwen3-32b-tp2"),
+        "rtx-pro-6000-dp2-ep2": ("rtx-pro-6000", "qwen3-30b-a3b", "vllm-rtx-pro-6000-qwen3-30b-a3b-dp2-ep2")}
 # What vLLM takes when a run's meta.json does not say (the TP 2 run's has no kv_cache block): its CacheConfig
 # defaults on CUDA, block_size 16 and gpu_memory_utilization 0.9 (LLMServingSim's bench/README.md: "All runs use
 # ... block_size=16"; its profiler's meta.yaml engine_effective: gpu_memory_utilization 0.9).
@@ -105,6 +106,7 @@ class EngineSettings:
     enable_prefix_caching: bool
     device_name: str
     gpu_memory_utilization: float = DEFAULT_MEMORY_UTILIZATION
+    enable_expert_parallel: bool = False  # an MoE model's experts split over the data-parallel GPUs
 
 
 @dataclass(frozen=True)
@@ -219,6 +221,7 @@ def load_run(requests_path: str, meta_path: str, key: str | None = None) -> Run:
         device_name=str((meta.get("hardware") or {}).get("device_name", "")),
         gpu_memory_utilization=float((meta.get("kv_cache") or {}).get("gpu_memory_utilization")
                                      or DEFAULT_MEMORY_UTILIZATION),
+        enable_expert_parallel=bool(engine.get("enable_expert_parallel", False)),
     )
     raw = []
     with open(requests_path, encoding="utf-8") as f:
@@ -276,10 +279,12 @@ class Profile:
     dense: dict  # operation -> ((tokens, seconds), ...) ascending
     per_sequence: dict  # "lm_head" / "sampler" -> ((sequences, seconds), ...)
     attention: dict  # (prefill_chunk, kv_prefill, n_decode, kv_decode) -> seconds
+    moe: dict | None = None  # an MoE model's MoE block: tokens -> ((activated experts, seconds), ...) ascending
 
 
 DENSE_OPS = ("embedding", "layernorm", "qkv_proj", "rotary_emb", "o_proj", "gate_up_proj", "act_fn", "down_proj",
              "final_layernorm")
+MLP_OPS = ("gate_up_proj", "act_fn", "down_proj")  # a dense MLP's; an MoE model's profile has its MoE block instead
 OPTIONAL_DENSE_OPS = ("qk_norm",)  # in a profile of a model that has it (Qwen3's RMSNorm over each q and k head)
 
 
@@ -298,7 +303,8 @@ def profile(key: str) -> Profile:
     stem = RUNS[key][2]
     dense = _series(_read(_path(stem, "dense.csv", PROFILES), ("layer", "tokens", "time_us"), ("layer",)),
                     "layer", "tokens")
-    missing = [op for op in DENSE_OPS if op not in dense]
+    moe = moe_block(key) if os.path.exists(_path(stem, "moe.csv", PROFILES)) else None
+    missing = [op for op in DENSE_OPS if op not in dense and not (moe and op in MLP_OPS)]
     if missing:
         raise MeasuredDataError(f"{stem}-dense.csv: no rows for {missing[0]!r}")
     per_sequence = _series(_read(_path(stem, "per-sequence.csv", PROFILES), ("layer", "sequences", "time_us"),
@@ -309,7 +315,19 @@ def profile(key: str) -> Profile:
     columns = ("prefill_chunk", "kv_prefill", "n_decode", "kv_decode", "time_us")
     attention = {(r["prefill_chunk"], r["kv_prefill"], r["n_decode"], r["kv_decode"]): r["time_us"] / 1e6
                  for r in _read(_path(stem, "attention.csv", PROFILES), columns, ())}
-    return Profile(dense, per_sequence, attention)
+    return Profile(dense, per_sequence, attention, moe)
+
+
+@cache
+def moe_block(key: str) -> dict:
+    """The profiled MoE block of a shipped run's model (one layer's router and experts, its moe.csv): tokens ->
+    ((activated experts, seconds), ...) ascending. The one profile file the browser gets too (builder/assets.py)."""
+    if key not in RUNS:
+        raise ValueError(f"run must be one of {sorted(RUNS)}")
+    path = _path(RUNS[key][2], "moe.csv", PROFILES)
+    if not os.path.exists(path):
+        raise ValueError(f"the run {key!r} has no MoE block profile: its model is dense")
+    return _series(_read(path, ("tokens", "activated_experts", "time_us"), ()), "tokens", "activated_experts")
 
 
 # --- a measured matmul beside its bound ----------------------------------------------------------------------------

@@ -1,5 +1,9 @@
 """Parameter counts derived from a model's config fields.
 
+A mixture-of-experts model (presets.Experts) holds every routed expert, but a token passes through only
+`per_token` of them: `matmul_params` counts what the GPU holds, `active_params` what one token is multiplied by
+(sim/physics/moe.py reads the weights a step of many tokens touches).
+
 Two totals matter for inference:
 - matmul_params: the weights read from HBM on every forward step. Every tensor inside the decoder
   layers (projections, plus the small vectors that ride along: GDN conv taps, decay and bias
@@ -12,7 +16,7 @@ Two totals matter for inference:
 
 from __future__ import annotations
 
-from sim.physics.presets import Attention, GatedDeltaNet, Model, Vision
+from sim.physics.presets import Attention, Experts, GatedDeltaNet, Model, Vision
 
 
 def mlp_params(hidden: int, intermediate: int) -> int:
@@ -22,6 +26,8 @@ def mlp_params(hidden: int, intermediate: int) -> int:
 
 def attention_params(hidden: int, a: Attention) -> int:
     """Full-attention block: q (doubled when it also emits the output gate), k, v, o and q/k norms."""
+    if a.is_latent:
+        return latent_attention_params(hidden, a)
     q_width = a.q_heads * a.head_dim
     kv_width = a.kv_heads * a.head_dim
     q_proj = hidden * q_width * (2 if a.output_gate else 1)
@@ -29,6 +35,44 @@ def attention_params(hidden: int, a: Attention) -> int:
     o_proj = q_width * hidden
     qk_norms = 2 * a.head_dim if a.qk_norm else 0
     return q_proj + k_and_v + o_proj + qk_norms
+
+
+def latent_attention_params(hidden: int, a: Attention) -> int:
+    """Multi-head latent attention (DeepSeek-V3's MLA, deepseek-ai/DeepSeek-V3 inference/model.py): the query through
+    a rank-q_latent projection and its norm (or one full projection), the down projection to the KV latent plus the
+    shared RoPE key, the latent's norm, the up projection to every head's key and value, and the output."""
+    q_width = a.q_heads * (a.head_dim + a.rope_dim)
+    query = hidden * a.q_latent + a.q_latent + a.q_latent * q_width if a.q_latent else hidden * q_width
+    kv_down = hidden * (a.kv_latent + a.rope_dim) + a.kv_latent
+    kv_up = a.kv_latent * a.q_heads * (a.head_dim + a.v_head_dim)
+    out = a.q_heads * a.v_head_dim * hidden
+    return query + kv_down + kv_up + out
+
+
+def expert_params(m: Model) -> int:
+    """One routed expert of one MoE layer: a SwiGLU MLP of the experts' width."""
+    return mlp_params(m.hidden, m.experts.width)
+
+
+def router_params(hidden: int, e: Experts) -> int:
+    """The router of one MoE layer: a score per routed expert from the hidden state, and its bias where it has one."""
+    return hidden * e.routed + (e.routed if e.router_bias else 0)
+
+
+def moe_layer_params(m: Model, routed: int) -> int:
+    """One MoE layer's feed-forward with `routed` of its routed experts: those, the shared experts, the router."""
+    e = m.experts
+    shared = mlp_params(m.hidden, e.shared_width) if e.shared else 0
+    return routed * expert_params(m) + shared + router_params(m.hidden, e)
+
+
+def feed_forward_params(m: Model, routed: int | None = None) -> int:
+    """Every layer's feed-forward: the dense MLPs, and each MoE layer with `routed` routed experts (default: the
+    experts the record holds)."""
+    dense = m.dense_mlp_layers * mlp_params(m.hidden, m.intermediate)
+    if m.experts is None:
+        return dense
+    return dense + m.moe_layers * moe_layer_params(m, m.experts.held if routed is None else routed)
 
 
 def gated_deltanet_params(hidden: int, g: GatedDeltaNet) -> int:
@@ -59,12 +103,25 @@ def embedding_params(m: Model) -> int:
 
 
 def matmul_params(m: Model) -> int:
-    """Weights read on every forward step (see module docstring)."""
-    layers = m.layers * mlp_params(m.hidden, m.intermediate)
+    """Weights read on every forward step (see module docstring); of an MoE model, every expert it holds."""
+    layers = feed_forward_params(m)
     layers += m.full_attention_layers * attention_params(m.hidden, m.attention)
     if m.gated_deltanet is not None:
         layers += m.linear_attention_layers * gated_deltanet_params(m.hidden, m.gated_deltanet)
     return layers + lm_head_params(m)
+
+
+def active_params(m: Model) -> int:
+    """The matmul weights one token is multiplied by: matmul_params with each MoE layer's routed experts cut to the
+    `per_token` the router picks (matmul_params itself for a dense model)."""
+    if m.experts is None:
+        return matmul_params(m)
+    return matmul_params(m) - feed_forward_params(m) + feed_forward_params(m, m.experts.per_token)
+
+
+def routed_params(m: Model) -> int:
+    """Every routed expert the record holds, in every MoE layer (0 for a dense model)."""
+    return m.moe_layers * m.experts.held * expert_params(m) if m.experts else 0
 
 
 def mtp_params(m: Model) -> int:

@@ -365,7 +365,8 @@ class Step:
         return self.tokens_per_s / self.requests
 
 
-def _link(hw: Hardware, link: str | Interconnect | None) -> Interconnect:
+def link_for(hw: Hardware, link: str | Interconnect | None) -> Interconnect:
+    """The interconnect named by `link` (a key or an Interconnect), or hw's own where None (default_interconnect)."""
     if link is None:
         return default_interconnect(hw)
     return link if isinstance(link, Interconnect) else interconnect(link)
@@ -385,7 +386,7 @@ def decode(m: Model, hw: Hardware, tensor_parallel: int, batch: int, context: in
     (default: the GPU's own, `default_interconnect`). At 1 GPU this is roofline.decode exactly, with no all-reduce."""
     n = check_int("tensor_parallel", tensor_parallel, 1, MAX_TENSOR_PARALLEL)
     estimate = roofline.decode(shard(m, n), hw, batch, context, state_dtype)
-    return _step(m, n, estimate, estimate.tokens, estimate.tokens, _link(hw, link), timing)
+    return _step(m, n, estimate, estimate.tokens, estimate.tokens, link_for(hw, link), timing)
 
 
 def prefill(m: Model, hw: Hardware, tensor_parallel: int, tokens: int, link: str | Interconnect | None = None,
@@ -394,7 +395,7 @@ def prefill(m: Model, hw: Hardware, tensor_parallel: int, tokens: int, link: str
     2 all-reduces per layer of tokens x hidden x 2 bytes."""
     n = check_int("tensor_parallel", tensor_parallel, 1, MAX_TENSOR_PARALLEL)
     estimate = roofline.prefill(shard(m, n), hw, tokens, state_dtype)
-    return _step(m, n, estimate, 1, estimate.tokens, _link(hw, link), timing)
+    return _step(m, n, estimate, 1, estimate.tokens, link_for(hw, link), timing)
 
 
 # --- memory per GPU ------------------------------------------------------------------------------------------------
@@ -455,5 +456,5 @@ def step_cost(m: Model, hw: Hardware, tensor_parallel: int = 1, link: str | Inte
     base = step.step_cost(shard(m, n), hw, state_dtype)
     given = {f.name: getattr(base, f.name) for f in fields(step.StepCost) if f.init}
     return ParallelStepCost(**given, tensor_parallel=n, all_reduces=ALL_REDUCES_PER_LAYER * m.layers,
-                            hidden=m.hidden, link=_link(hw, link), timing=timing)
+                            hidden=m.hidden, link=link_for(hw, link), timing=timing)
 

@@ -54,11 +54,48 @@ class Attention:
     head_dim: int
     output_gate: bool  # q_proj also emits a per-channel sigmoid gate for the attention output
     qk_norm: bool  # RMSNorm over each query and key head
+    # Multi-head latent attention (DeepSeek-V2/V3) when kv_latent > 0: each token caches one latent of kv_latent
+    # plus a shared RoPE key of rope_dim; head_dim is then each head's non-RoPE query/key width, v_head_dim its value
+    # width, and q_latent the rank of the query's own low-rank projection (0: a full-rank query projection).
+    kv_latent: int = 0
+    rope_dim: int = 0
+    q_latent: int = 0
+    v_head_dim: int = 0
 
     @property
     def group_size(self) -> int:
         """Query heads that share one K/V head (GQA)."""
         return self.q_heads // self.kv_heads
+
+    @property
+    def is_latent(self) -> bool:
+        """Multi-head latent attention (MLA)."""
+        return self.kv_latent > 0
+
+
+@dataclass(frozen=True)
+class Experts:
+    """The mixture-of-experts feed-forward of an MoE model (sim/physics/moe.py): each MoE layer holds `routed`
+    SwiGLU experts of width `width`, of which a router picks `per_token` for each token, plus `shared` experts every
+    token passes through (their widths summed: `shared_width`). The first `dense_layers` layers keep a dense MLP of
+    the model's `intermediate` width instead (DeepSeek-V3's first three).
+
+    `expert_parallel` n > 1 makes the record one GPU's share under expert parallelism (moe.ep_shard): it holds
+    routed / n of the routed experts, and its MoE layers see the tokens of all n GPUs, which serve the same load."""
+
+    routed: int
+    per_token: int
+    width: int
+    shared: int = 0
+    shared_width: int = 0
+    dense_layers: int = 0
+    router_bias: bool = False  # a per-expert bias on the router's scores (DeepSeek-V3's load balancing)
+    expert_parallel: int = 1
+
+    @property
+    def held(self) -> int:
+        """Routed experts this record's GPU holds in each MoE layer."""
+        return self.routed // self.expert_parallel
 
 
 @dataclass(frozen=True)
@@ -100,6 +137,17 @@ class Model:
     vision: Vision | None = None
     weight_bytes_per_param: int = 2  # BF16 checkpoints
     menus: bool = True  # offered in the widgets' model menus; False for a model only measured data uses
+    experts: Experts | None = None  # a mixture-of-experts model's routed and shared experts
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers whose feed-forward is a mixture of experts (0 for a dense model)."""
+        return 0 if self.experts is None else self.layers - self.experts.dense_layers
+
+    @property
+    def dense_mlp_layers(self) -> int:
+        """Layers with a dense MLP of `intermediate` width."""
+        return self.layers - self.moe_layers
 
     @property
     def full_attention_layers(self) -> int:
@@ -164,6 +212,8 @@ def _model_table() -> dict[str, Model]:
             e["gated_deltanet"] = GatedDeltaNet(**e["gated_deltanet"])
         if "vision" in e:
             e["vision"] = Vision(**e["vision"])
+        if "experts" in e:
+            e["experts"] = Experts(**e["experts"])
         model = Model(key=key, **e)
         if model.is_hybrid != (model.gated_deltanet is not None):
             raise ValueError(f"models.json: {key}: linear-attention layers need a gated_deltanet block and vice versa")
@@ -207,6 +257,11 @@ def hardware_keys(every: bool = False) -> list[str]:
 def model_keys(every: bool = False) -> list[str]:
     """The models the widgets' menus offer; with `every`, also those only measured data uses."""
     return [k for k, m in _model_table().items() if every or m.menus]
+
+
+def moe_model_keys() -> list[str]:
+    """The mixture-of-experts models, which the MoE lesson's menus offer (the other menus leave them out)."""
+    return [k for k, m in _model_table().items() if m.experts is not None]
 
 
 def hardware(key: str) -> Hardware:

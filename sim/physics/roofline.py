@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
 
-from sim.physics import cache, feasibility, model_size
+from sim.physics import cache, feasibility, model_size, routing
 from sim.physics.presets import Hardware, Model
 from sim.physics.validate import check_int
 
@@ -180,7 +180,20 @@ def critical_batch(m: Model, hw: Hardware) -> int:
     They do 2 FLOPs per weight per request and read each weight once, so their intensity is
     B x 2N / W (= B in BF16) and they turn compute-bound once that passes the ridge. Attention over
     cached KV and the recurrent state never do: their intensity is fixed per request, whatever B.
+    An MoE model's weights read grow with B (sim/physics/routing.py) towards all its experts, so its critical batch
+    is searched for: the matmuls' compute time grows linearly in B and their bytes ever more slowly, so they cross once.
     """
+    if m.experts is not None:
+        with feasibility.unquoted():
+            def bound(b: int) -> str:
+                return decode(m, hw, batch=b, context=0).op("matmuls").bound
+            low, high = 1, 1
+            while bound(high) != "compute":
+                low, high = high, high * 2
+            while low < high:
+                mid = (low + high) // 2
+                low, high = (mid + 1, high) if bound(mid) != "compute" else (low, mid)
+            return high
     flops_per_request = 2 * model_size.matmul_params(m)
     weights = model_size.matmul_weight_bytes(m)
     b = max(1, int(weights * hw.peak_flops_per_s // (flops_per_request * hw.bandwidth_bytes_per_s)))
@@ -195,9 +208,10 @@ def critical_batch(m: Model, hw: Hardware) -> int:
 
 def matmul_flops(m: Model, tokens: int, sampled: int) -> int:
     """FLOPs of the weight matmuls for `tokens` tokens of which `sampled` produce logits: 2 per weight per token
-    through the decoder layers, and 2 per LM-head weight only for the sampled ones."""
+    through the decoder layers (of an MoE model, the weights a token is multiplied by: model_size.active_params),
+    and 2 per LM-head weight only for the sampled ones."""
     head = model_size.lm_head_params(m)
-    return 2 * (model_size.matmul_params(m) - head) * tokens + 2 * head * sampled
+    return 2 * (model_size.active_params(m) - head) * tokens + 2 * head * sampled
 
 
 def prefill(m: Model, hw: Hardware, tokens: int, state_dtype: str = "fp32", sampled: int = 1) -> Estimate:
@@ -214,7 +228,7 @@ def prefill(m: Model, hw: Hardware, tokens: int, state_dtype: str = "fp32", samp
     return _estimate(
         hw,
         tokens=t,
-        matmuls=(matmul_flops(m, t, sampled=k), model_size.matmul_weight_bytes(m)),
+        matmuls=(matmul_flops(m, t, sampled=k), routing.weights_read_bytes(m, t)),
         attention=(cache.attention_flops_per_cached_token(m) * causal_pairs, t * cache.kv_bytes_per_token(m)),
         state=(0, cache.state_bytes_per_request(m, state_dtype)),
     )
@@ -223,7 +237,8 @@ def prefill(m: Model, hw: Hardware, tokens: int, state_dtype: str = "fp32", samp
 def decode(m: Model, hw: Hardware, batch: int, context: int, state_dtype: str = "fp32") -> Estimate:
     """One decode step for `batch` requests, each with `context` tokens cached, each emitting 1 token.
 
-    matmuls: 2 FLOPs per weight per request, weights read once for the whole batch. attention: per
+    matmuls: 2 FLOPs per weight per request, weights read once for the whole batch (of an MoE model, the experts the
+    batch touches, sim/physics/routing.py). attention: per
     request, the new token against its L cached tokens; L KV rows read and 1 written. state: per request,
     the recurrent state read and written back.
     """
@@ -233,7 +248,7 @@ def decode(m: Model, hw: Hardware, batch: int, context: int, state_dtype: str = 
     return _estimate(
         hw,
         tokens=b,
-        matmuls=(matmul_flops(m, b, sampled=b), model_size.matmul_weight_bytes(m)),
+        matmuls=(matmul_flops(m, b, sampled=b), routing.weights_read_bytes(m, b)),
         attention=(b * cache.attention_flops_per_cached_token(m) * ctx, b * (ctx + 1) * cache.kv_bytes_per_token(m)),
         state=(0, b * 2 * cache.state_bytes_per_request(m, state_dtype)),
     )

@@ -17,7 +17,7 @@ import functools
 import math
 from dataclasses import dataclass, field
 
-from sim.physics import cache, model_size, roofline
+from sim.physics import cache, model_size, roofline, routing
 from sim.physics.presets import Hardware, Model
 
 
@@ -27,12 +27,18 @@ class StepCost:
 
     flops_per_token: float  # matmul FLOPs per token through the decoder layers: 2 x (N - LM head)
     logit_flops: float  # LM-head FLOPs per token that is sampled (each decoder, and each joiner's last position)
-    weight_bytes: float  # matmul weights, read once per step
+    weight_bytes: float  # matmul weights read once per step (of an MoE model, all but the routed experts it holds)
     attention_flops_per_pair: float  # one query token against one cached token
     kv_bytes_per_token: float
     state_bytes: float  # recurrent state of one request (0 without recurrent layers)
     peak_flops_per_s: float
     bandwidth_bytes_per_s: float
+    # An MoE model's routed experts (sim/physics/routing.py): one expert of every MoE layer, the experts held, the
+    # chance one token misses a given expert (1 - k/E) and the GPUs whose tokens its MoE layers see.
+    expert_bytes: float = 0.0
+    experts_held: int = 0
+    miss: float = 1.0
+    fanout: int = 1
     # Per-unit times, derived from the above, so that a step costs a few multiplications (hundreds per view).
     token_s: float = field(init=False)  # matmul time of one token through the layers at peak compute
     logit_s: float = field(init=False)  # LM-head time of one sampled token at peak compute
@@ -40,11 +46,12 @@ class StepCost:
     pair_s: float = field(init=False)  # one query token against one cached token, at peak compute
     kv_row_s: float = field(init=False)  # one token's KV at full bandwidth
     state_s: float = field(init=False)  # one request's recurrent state at full bandwidth
+    expert_s: float = field(init=False)  # one routed expert of every MoE layer at full bandwidth
 
     def __post_init__(self):
         peak, bandwidth = self.peak_flops_per_s, self.bandwidth_bytes_per_s
         for name, value in (("token_s", self.flops_per_token / peak), ("logit_s", self.logit_flops / peak),
-                            ("weights_s", self.weight_bytes / bandwidth),
+                            ("weights_s", self.weight_bytes / bandwidth), ("expert_s", self.expert_bytes / bandwidth),
                             ("pair_s", self.attention_flops_per_pair / peak),
                             ("kv_row_s", self.kv_bytes_per_token / bandwidth),
                             ("state_s", self.state_bytes / bandwidth)):
@@ -60,9 +67,17 @@ class StepCost:
         causally, to its own, c x p + c(c + 1) / 2 pairs; the earlier chunks' KV rows read and its own written."""
         return max(self.pair_s * (chunk * before + chunk * (chunk + 1) // 2), self.kv_row_s * (before + chunk))
 
+    def weights_read_s(self, tokens: int) -> float:
+        """One read of the weights a step of `tokens` tokens multiplies by: all of a dense model's; of an MoE model's,
+        the routed experts its tokens touch (routing.touched) beside the rest."""
+        if not self.experts_held:
+            return self.weights_s
+        touched = self.experts_held * (1 - routing.power(self.miss, tokens * self.fanout))
+        return self.weights_s + self.expert_s * touched
+
     def matmuls_s(self, tokens: int, sampled: int) -> float:
         """The weight matmuls of a step over `tokens` tokens, `sampled` of them producing logits, weights read once."""
-        return max(self.token_s * tokens + self.logit_s * sampled, self.weights_s)
+        return max(self.token_s * tokens + self.logit_s * sampled, self.weights_read_s(tokens))
 
     def decode_attention_s(self, decoders: int, context_sum: int) -> float:
         """`decoders` requests' new tokens against their cached contexts, which sum to `context_sum` tokens: those
@@ -90,13 +105,19 @@ class StepCost:
 @functools.lru_cache(maxsize=32)
 def step_cost(m: Model, hw: Hardware, state_dtype: str = "fp32") -> StepCost:
     """The step-time coefficients of model m on GPU hw."""
+    e = m.experts
+    expert = m.moe_layers * model_size.expert_params(m) * m.weight_bytes_per_param if e else 0
     return StepCost(
         flops_per_token=roofline.matmul_flops(m, 1, sampled=0),
         logit_flops=roofline.matmul_flops(m, 0, sampled=1),
-        weight_bytes=model_size.matmul_weight_bytes(m),
+        weight_bytes=model_size.matmul_weight_bytes(m) - (e.held * expert if e else 0),
         attention_flops_per_pair=cache.attention_flops_per_cached_token(m),
         kv_bytes_per_token=cache.kv_bytes_per_token(m),
         state_bytes=cache.state_bytes_per_request(m, state_dtype),
         peak_flops_per_s=hw.peak_flops_per_s,
         bandwidth_bytes_per_s=hw.bandwidth_bytes_per_s,
+        expert_bytes=expert,
+        experts_held=e.held if e else 0,
+        miss=1 - e.per_token / e.routed if e else 1.0,
+        fanout=e.expert_parallel if e else 1,
     )

@@ -43,9 +43,9 @@ import functools
 import json
 import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from sim.physics import cache, measured, model_size, parallel, presets
+from sim.physics import cache, measured, model_size, moe, parallel, presets, routing
 from sim.serving import scheduler
 from sim.serving.traces import Request
 
@@ -56,7 +56,7 @@ COSTS = ("roofline", "profiled")
 FITTED = {"rtx-4090": (0.97, 0.62)}
 # The link a shipped run on several GPUs replays over unless told another: the one the simulator that matched it set
 # (sim/physics/presets/interconnects.json "pcie-servingsim"); link="pcie-gen5-x16" is the datasheet's PCIe Gen5 x16.
-LINKS = {"rtx-pro-6000-tp2": "pcie-servingsim"}
+LINKS = {"rtx-pro-6000-tp2": "pcie-servingsim", "rtx-pro-6000-dp2-ep2": "pcie-servingsim"}
 FIT_COARSE = 0.05  # fit(): the first grid's step; then 0.01 around its best
 FIT_RANGE = (0.3, 1.0)
 
@@ -80,8 +80,12 @@ def check_run(run: measured.Run) -> None:
     if not 1 <= s.tensor_parallel_size <= parallel.MAX_TENSOR_PARALLEL:
         raise ValueError(f"tensor_parallel_size is {s.tensor_parallel_size}: the replay models 1 to "
                          f"{parallel.MAX_TENSOR_PARALLEL} GPUs")
-    if s.data_parallel_size != 1:
-        raise ValueError(f"data_parallel_size is {s.data_parallel_size}: the replay models one engine")
+    if s.data_parallel_size != 1 and not (s.enable_expert_parallel and s.tensor_parallel_size == 1):
+        raise ValueError(f"data_parallel_size is {s.data_parallel_size}: the replay models one engine, or data "
+                         "parallelism with expert parallelism (enable_expert_parallel) and tensor_parallel_size 1")
+    if not 1 <= s.data_parallel_size <= moe.MAX_EXPERT_PARALLEL:
+        raise ValueError(f"data_parallel_size is {s.data_parallel_size}: the replay models 1 to "
+                         f"{moe.MAX_EXPERT_PARALLEL} GPUs")
     if s.block_size != scheduler.BLOCK_SIZE:
         raise ValueError(f"kv_cache.block_size is {s.block_size}: the scheduler pages KV in blocks of "
                          f"{scheduler.BLOCK_SIZE} tokens")
@@ -101,12 +105,29 @@ def pool_blocks(run: measured.Run, hw: presets.Hardware, m: presets.Model) -> in
     s = run.settings
     if s.num_gpu_blocks is not None:
         return s.num_gpu_blocks
-    one = parallel.shard(m, s.tensor_parallel_size)
+    one = one_gpu(run, m)
     free = hw.memory_bytes * s.gpu_memory_utilization - model_size.resident_weight_bytes(one)
     block = s.block_size * cache.kv_bytes_per_token(one)
     if free < block:
-        raise ValueError(f"{m.name} on {s.tensor_parallel_size} x {hw.name} leaves no room for KV")
+        raise ValueError(f"{m.name} on {gpus(run)} x {hw.name} leaves no room for KV")
     return int(free // block)
+
+
+def gpus(run: measured.Run) -> int:
+    """The GPUs a run used: its tensor-parallel degree, or its data-parallel one under expert parallelism."""
+    s = run.settings
+    return s.data_parallel_size if s.enable_expert_parallel else s.tensor_parallel_size
+
+
+def expert_parallel(run: measured.Run) -> int:
+    s = run.settings
+    return s.data_parallel_size if s.enable_expert_parallel else 1
+
+
+def one_gpu(run: measured.Run, m: presets.Model) -> presets.Model:
+    """What one GPU of the run holds: its tensor-parallel shard, or its share of the experts (moe.ep_shard)."""
+    n = expert_parallel(run)
+    return moe.ep_shard(m, n) if n > 1 else parallel.shard(m, run.settings.tensor_parallel_size)
 
 
 def predicted(run: measured.Run, hw: presets.Hardware, m: presets.Model, cost: str = "roofline",
@@ -115,22 +136,46 @@ def predicted(run: measured.Run, hw: presets.Hardware, m: presets.Model, cost: s
               timing: str = "formula") -> tuple[scheduler.Served, ...]:
     """Every request of the run as the scheduler serves it (see the module docstring). A run on n > 1 GPUs is
     served as one engine of n GPUs of hw (scheduler.schedule's tensor_parallel), its all-reduces on `link` (default:
-    the GPU's own) timed by `timing`, in both costs: the profile times one GPU's shard and no all-reduce."""
+    the GPU's own) timed by `timing`, in both costs: the profile times one GPU's shard and no all-reduce. A
+    data-parallel run with expert parallelism over n GPUs is n engines (`data_parallel`)."""
     check_run(run)
     if cost not in COSTS:
         raise ValueError(f"cost must be one of {COSTS}")
     gpu = presets.achieved(hw, compute_efficiency=compute_efficiency, bandwidth_efficiency=bandwidth_efficiency)
     s = run.settings
-    n = s.tensor_parallel_size
+    n, ep = s.tensor_parallel_size, expert_parallel(run)
+    if cost == "profiled" and profile is None:
+        raise ValueError("the profiled cost needs a profile")
+    if ep > 1:
+        exchange = moe.step_cost(m, hw, ep, link)
+        step = (moe.step_cost(m, gpu, ep, link) if cost == "roofline"
+                else ProfiledCost(profile, m.layers, exchange, experts=moe.ep_shard(m, ep)))
+        return data_parallel(trace(run), ep, lambda reqs: scheduler.served(
+            reqs, m, gpu, "continuous", s.max_num_seqs, "paged", cost=step, token_budget=s.max_num_batched_tokens,
+            kv_blocks=pool_blocks(run, hw, m), expert_parallel=ep))
     if cost == "roofline":
         step = parallel.step_cost(m, gpu, n, link, timing)
     else:
-        if profile is None:
-            raise ValueError("the profiled cost needs a profile")
-        step = ProfiledCost(profile, m.layers, parallel.step_cost(m, hw, n, link, timing) if n > 1 else None)
+        step = ProfiledCost(profile, m.layers, parallel.step_cost(m, hw, n, link, timing) if n > 1 else None,
+                            experts=m if m.experts else None)
     return scheduler.served(trace(run), m, gpu, "continuous", s.max_num_seqs, "paged", cost=step,
                             token_budget=s.max_num_batched_tokens, kv_blocks=pool_blocks(run, hw, m),
                             tensor_parallel=n)
+
+
+def data_parallel(reqs: tuple[Request, ...], n: int, serve) -> tuple[scheduler.Served, ...]:
+    """Requests dealt to n engines in turn, in the order they arrive (OUR CHOICE: vLLM's front end sends each to
+    the engine it finds least loaded), each engine's served with `serve` (its requests numbered from 0), and the
+    results put back in the run's order."""
+    served: list = [None] * len(reqs)
+    for rank in range(n):
+        mine = reqs[rank::n]
+        if not mine:
+            continue
+        local = tuple(replace(r, id=i) for i, r in enumerate(mine))
+        for r, x in zip(mine, serve(local)):
+            served[r.id] = x._replace(request=r)
+    return tuple(served)
 
 
 def predicted_summary(served) -> dict:
@@ -189,7 +234,9 @@ class ProfiledCost:
 
     profile: measured.Profile
     layers: int
-    communication: parallel.ParallelStepCost | None = None  # on n > 1 GPUs: its exchange_s, the step's all-reduces
+    communication: parallel.ParallelStepCost | moe.ExpertParallelStepCost | None = None  # its exchange_s: a
+    # step's all-reduces (tensor parallel) or all-to-alls (expert parallel)
+    experts: presets.Model | None = None  # an MoE model (one GPU's share under EP), whose MoE block the profile times
     state_s: float = 0.0
     pair_s: float = 1.0
     kv_row_s: float = 0.0
@@ -206,9 +253,32 @@ class ProfiledCost:
 
     def _layer_s(self, tokens: int) -> float:
         d = self.profile.dense
-        ops = ("qkv_proj", "rotary_emb", "o_proj", "gate_up_proj", "act_fn", "down_proj")
+        ops = ("qkv_proj", "rotary_emb", "o_proj")
         ops += tuple(op for op in measured.OPTIONAL_DENSE_OPS if op in d)
-        return math.fsum(_between(d[op], tokens) for op in ops) + 2 * _between(d["layernorm"], tokens)
+        if self.experts is None:
+            ops += measured.MLP_OPS
+        else:
+            ops += ("moe",)
+        return math.fsum(self._op_s(op, tokens) for op in ops) + 2 * _between(d["layernorm"], tokens)
+
+    def _op_s(self, op: str, tokens: int) -> float:
+        return self.moe_s(tokens) if op == "moe" else _between(self.profile.dense[op], tokens)
+
+    def moe_s(self, tokens: int) -> float:
+        """One MoE block for a step of `tokens` tokens on this GPU: the profile at the tokens entering it (under
+        expert parallelism over n GPUs, all n GPUs' tokens, n x tokens, as vLLM's default backend gathers them) and
+        the experts they touch on this GPU (routing.touched, in expectation), interpolated linearly between profiled
+        token counts and, at each, between profiled expert counts."""
+        table = self.profile.moe
+        if table is None:
+            raise ValueError("the profile has no MoE block (moe.csv)")
+        seen = tokens * self.experts.experts.expert_parallel
+        touched = routing.touched(self.experts, tokens)
+        total = 0.0
+        for t, w in _bracket(tuple(sorted(table)), seen):
+            row = table[t]
+            total += w * (row[0][1] if len(row) == 1 else _between(row, touched))
+        return total
 
     def matmuls_s(self, tokens: int, sampled: int) -> float:
         d, ps = self.profile.dense, self.profile.per_sequence

@@ -107,7 +107,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import NamedTuple
 
-from sim.physics import cache, model_size, parallel
+from sim.physics import cache, model_size, moe, parallel
 from sim.physics.presets import Hardware, Model
 from sim.physics.step import StepCost, step_cost  # also as scheduler.step_cost: the lessons' expressions write it so
 from sim.physics.validate import check_choice, check_int, check_positive
@@ -629,7 +629,7 @@ ROLES = ("both", "prefill", "decode")
 def schedule(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy: str = DEFAULT_KV_POLICY,
              state_dtype: str = "fp32", cost: StepCost | None = None, token_budget: int | None = None,
              role: str = "both", kv_blocks: int | None = None, tensor_parallel: int = 1,
-             link: str | None = None, timing: str = "formula") -> Schedule:
+             link: str | None = None, timing: str = "formula", expert_parallel: int = 1) -> Schedule:
     """Serve `reqs` (ids 0..n-1 in arrival order) on one GPU under `policy`; see the module docstring.
 
     Continuous batching only, with paged KV: `token_budget` chunks prompts as vLLM V1 does (_Simulation.run_chunked);
@@ -646,9 +646,15 @@ def schedule(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_polic
     sim/physics/parallel.py): memory, KV and state are each GPU's share (parallel.shard; `kv_blocks` then counts
     one GPU's blocks, as vLLM reports them), and a step costs its shard's roofline plus its 2 all-reduces per layer
     on `link` (default: the GPU's own, parallel.default_interconnect) timed by `timing` (parallel.step_cost). A
-    `cost` given replaces that cost and must include the all-reduces itself."""
+    `cost` given replaces that cost and must include the all-reduces itself.
+
+    `expert_parallel` n > 1 serves an MoE model's requests on one of n GPUs that split its routed experts and each
+    serve their own requests (sim/physics/moe.py): memory and KV are that GPU's (moe.ep_shard: its E / n experts
+    and everything else whole), and a step costs its roofline, whose MoE layers see n times its tokens, plus 2
+    all-to-alls per MoE layer on `link` (moe.step_cost). The other n - 1 GPUs are taken to carry the same load; a
+    caller serving all n splits the requests among them (sim/serving/replay.py)."""
     sim = _checked(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role, kv_blocks,
-                   tensor_parallel, link, timing)
+                   tensor_parallel, link, timing, expert_parallel)
     sim.run()
     return sim.result(len(sim.reqs), policy, max_batch, kv_policy)
 
@@ -656,10 +662,10 @@ def schedule(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_polic
 def served(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy: str = DEFAULT_KV_POLICY,
            state_dtype: str = "fp32", cost: StepCost | None = None, token_budget: int | None = None,
            role: str = "both", kv_blocks: int | None = None, tensor_parallel: int = 1, link: str | None = None,
-           timing: str = "formula") -> tuple[Served, ...]:
+           timing: str = "formula", expert_parallel: int = 1) -> tuple[Served, ...]:
     """schedule(...).requests, for a caller that reads nothing else: the steps are not recorded."""
     sim = _checked(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role, kv_blocks,
-                   tensor_parallel, link, timing)
+                   tensor_parallel, link, timing, expert_parallel)
     sim.segments = None
     sim.run()
     return sim.result(len(sim.reqs), policy, max_batch, kv_policy, requests_only=True)
@@ -668,7 +674,7 @@ def served(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy:
 def _checked(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_policy: str, state_dtype: str,
              cost: StepCost | None, token_budget: int | None, role: str,
              kv_blocks: int | None = None, tensor_parallel: int = 1, link: str | None = None,
-             timing: str = "formula") -> _Simulation:
+             timing: str = "formula", expert_parallel: int = 1) -> _Simulation:
     """schedule()'s arguments checked, and its run set up."""
     check_choice("policy", policy, POLICIES)
     check_choice("kv_policy", kv_policy, KV_POLICIES)
@@ -685,9 +691,15 @@ def _checked(reqs, m: Model, hw: Hardware, policy: str, max_batch: int, kv_polic
         if kv_policy != "paged":
             raise ValueError("kv_blocks needs paged KV")
     n = check_int("tensor_parallel", tensor_parallel, 1, parallel.MAX_TENSOR_PARALLEL)
+    ep = check_int("expert_parallel", expert_parallel, 1, moe.MAX_EXPERT_PARALLEL)
+    if n > 1 and ep > 1:
+        raise ValueError("tensor and expert parallelism together are not modelled: choose one")
     if n > 1:
         cost = cost or parallel.step_cost(m, hw, n, link, timing, state_dtype)
         m = parallel.shard(m, n)
+    if ep > 1:
+        cost = cost or moe.step_cost(m, hw, ep, link, state_dtype)
+        m = moe.ep_shard(m, ep)
     sim = _simulation(reqs, m, hw, policy, max_batch, kv_policy, state_dtype, cost, token_budget, role)
     if kv_blocks is not None:
         sim.capacity = kv_blocks * sim.block_bytes

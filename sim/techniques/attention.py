@@ -70,11 +70,13 @@ class Design:
 
 
 def design_of_model(m: Model) -> Design:
-    """A model preset's attention as a Design: a hybrid if it has linear-attention layers, else GQA (MHA when its
-    K/V heads equal its query heads)."""
+    """A model preset's attention as a Design: MLA if it caches a latent, a hybrid if it has linear-attention layers,
+    else GQA (MHA when its K/V heads equal its query heads)."""
     a = m.attention
     common = dict(key=m.key, name=m.name, source=m.source, layers=m.layers, q_heads=a.q_heads, head_dim=a.head_dim,
                   kv_heads=a.kv_heads)
+    if a.is_latent:
+        return Design(mechanism="mla", latent_dim=a.kv_latent, rope_dim=a.rope_dim, **common)
     if m.is_hybrid:
         g = m.gated_deltanet
         return Design(mechanism="hybrid", attention_every=m.full_attention_interval, state_heads=g.value_heads,
