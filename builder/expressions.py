@@ -26,7 +26,7 @@ from sim.page.display import (
     fmt_pct,
     fmt_sig,
 )
-from sim.physics import cache, feasibility, memory, model_size, parallel, presets, roofline
+from sim.physics import cache, feasibility, memory, model_size, moe, parallel, presets, roofline, routing
 from sim.physics import measured as measured_data
 from sim.serving import batching, interference, kv_layout, latency, replay, scheduler, serving, slo, traces
 from sim.techniques import attention, quantization, sampling, speculative
@@ -59,6 +59,7 @@ def namespace() -> dict:
         "attention": attention,  # attention-variants: kv-heads, kv-capacity-curves
         "sampling": sampling,  # sampling: sampling, sampling-cost
         "parallel": parallel,  # tensor-parallel: tp-step, all-reduce (and the TP 2 replay through `replay`)
+        "moe": moe, "routing": routing,  # moe: moe-experts, moe-step, ep-layout (and the DP 2 + EP 2 replay)
         # measured data beside the bound: prefill-decode (measured-matmul), pd-disaggregation (engine-replay)
         "measured_data": measured_data, "replay": replay,
         "rtx4090": presets.hardware("rtx-4090"), "llama31": presets.model("llama-3.1-8b"),

@@ -187,3 +187,17 @@ def can_coarsen(formatter) -> bool:
 
 _BYTE_UNITS = (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3), ("B", 1))
 _FLOP_UNITS = (("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("FLOP", 1))
+
+
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def fmt_chance(p: float) -> str:
+    """A probability to three significant digits, in powers of ten when it is tiny: 0.131, 1.02 × 10⁻¹⁶."""
+    if p == 0 or p >= 1e-3:
+        return fmt_sig(p)
+    exponent = math.floor(math.log10(p))
+    mantissa = round(p / 10**exponent, 2)
+    if mantissa >= 10:
+        mantissa, exponent = mantissa / 10, exponent + 1
+    return f"{mantissa:.2f} × 10{str(exponent).translate(SUPERSCRIPT)}"

@@ -25,6 +25,13 @@ sim/physics/parallel.py), in both costs; the profiled cost adds the same all-red
 pool, where meta.json records none, is sized as LLMServingSim sizes it (`pool_blocks`). The link is the GPU's own
 unless named; a shipped run on several GPUs takes LINKS' link, the one the simulator that matched it set.
 
+A data-parallel run with expert parallelism (data_parallel_size n > 1, enable_expert_parallel, an MoE model) is n
+engines, one a GPU, each with its own requests, batch cap, token budget and KV pool (`data_parallel`: the requests
+dealt to them in turn as they arrive), each served by the scheduler with expert_parallel = n (sim/physics/moe.py:
+the GPU's E / n experts, its MoE layers seeing n times its tokens, 2 all-to-alls per MoE layer on the link). OUR
+CHOICES: the other engines carry the same load, and no engine waits for another's step (vLLM steps them together
+in each MoE layer). The profiled cost reads the profile's MoE block (`ProfiledCost.moe_s`) in place of a dense MLP.
+
 Metrics (`summary`) are those of sim/physics/measured.py for both sides: p50 and p90 of TTFT and TPOT, p50 and mean of
 the latency, over every request, percentiles interpolated as numpy's default (scheduler.percentile).
 
@@ -402,9 +409,13 @@ def pool_requests(run: measured.Run) -> float:
 
 
 def served_model(run: measured.Run) -> str | None:
-    """The model preset whose Hugging Face name the run's engine served, if the course has one."""
+    """The model preset whose Hugging Face name the run's engine served, if the course has one: the same name, or
+    the name of a variant with the same weights' shape (Qwen3-30B-A3B-Instruct-2507 is Qwen3-30B-A3B)."""
     name = run.settings.model.rsplit("/", 1)[-1].lower()
-    return next((k for k in presets.model_keys(every=True) if presets.model(k).name.lower() == name), None)
+    keys = presets.model_keys(every=True)
+    exact = next((k for k in keys if presets.model(k).name.lower() == name), None)
+    variants = [k for k in keys if name.startswith(presets.model(k).name.lower() + "-")]
+    return exact or max(variants, key=lambda k: len(presets.model(k).name), default=None)
 
 
 USAGE = """usage: python -m sim.serving.replay REQUESTS.jsonl META.json --gpu KEY [--model KEY]
@@ -419,7 +430,8 @@ measured and predicted TTFT, TPOT and latency (p50, p90, mean) with the error of
   --cost roofline     the roofline bound at the efficiencies fitted on the shipped run of that GPU, else 1.0
   --cost profiled     each step read from the shipped vLLM profile of that GPU and model ({profiles})
   --efficiencies B,C  the roofline's bandwidth and compute efficiencies, each in (0, 1] (1,1 is the bound)
-  --link KEY          a run on several GPUs (tensor_parallel_size > 1): the link its all-reduces take ({links});
+  --link KEY          a run on several GPUs (tensor_parallel_size > 1, or data_parallel_size > 1 with expert
+                      parallelism): the link its all-reduces or all-to-alls take ({links});
                       default the GPU's own (NVLink, or PCIe without it), or the shipped run's
   --timing formula    an all-reduce = the link's measured latency floor + 2(n-1)/n x bytes / its bandwidth
   --timing measured   an all-reduce = Vidur's measured median at its size (NVLink links of A100 and H100 nodes)
@@ -510,10 +522,13 @@ def _configure(opts: dict):
     return run, presets.hardware(gpu_key), presets.model(model_key), cost, efficiencies, profile, link, timing
 
 
-def _table(result: dict, cost: str, efficiencies, gpus: int = 1, link: str | None = None) -> str:
+def _table(result: dict, cost: str, efficiencies, gpus: int = 1, link: str | None = None,
+           experts: bool = False) -> str:
     label = (f"roofline at bandwidth {efficiencies[0]:g}, compute {efficiencies[1]:g}" if cost == "roofline"
              else "profiled")
-    if gpus > 1:
+    if gpus > 1 and experts:
+        label += f"; {gpus} GPUs, data parallel with expert parallelism, all-to-alls over {link}"
+    elif gpus > 1:
         label += f"; {gpus} GPUs, all-reduces over {link}"
     lines = [f"{'metric':<16}{'measured':>12}{'predicted':>12}{'error':>9}   ({label})"]
     for k in METRICS:
@@ -532,8 +547,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         run, hw, m, cost, efficiencies, profile, link, timing = _configure(opts)
         result = compare(run, hw, m, cost, efficiencies, profile, link, timing)
-        gpus = run.settings.tensor_parallel_size
-        link = link or (parallel.default_interconnect(hw).key if gpus > 1 else None)
+        n = gpus(run)
+        link = link or (parallel.default_interconnect(hw).key if n > 1 else None)
     except (UsageError, measured.MeasuredDataError, ValueError, OSError) as e:
         message = str(e) if not isinstance(e, OSError) else f"{e.filename}: {e.strerror}"
         print(f"sim.serving.replay: {message}", file=sys.stderr)
@@ -541,7 +556,7 @@ def main(argv: list[str] | None = None) -> int:
     if opts["--json"]:
         print(json.dumps({"measured": result["measured"], "predicted": result["predicted"]}, indent=1))
     else:
-        print(_table(result, cost, efficiencies, gpus, link))
+        print(_table(result, cost, efficiencies, n, link, expert_parallel(run) > 1))
     return 0
 
 

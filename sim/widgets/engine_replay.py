@@ -1,5 +1,7 @@
-"""A real vLLM run replayed: the 300 requests an RTX 4090 served, or the 300 that two RTX PRO 6000s served with
-Qwen3-32B split over them by tensor parallelism (LLMServingSim's public runs), at the times the engine queued them,
+"""A real vLLM run replayed: the 300 requests an RTX 4090 served, the 300 that two RTX PRO 6000s served with
+Qwen3-32B split over them by tensor parallelism, or the 300 that two RTX PRO 6000s served with Qwen3-30B-A3B's
+experts split over them (expert parallelism, each GPU an engine of its own: LLMServingSim's public runs),
+at the times the engine queued them,
 through the course's scheduler with the engine's settings (sim/serving/replay.py). The student picks the run and sets
 the bandwidth and compute the roofline may use; the view sets the replay's TTFT, TPOT and latency beside the
 measured ones, and beside the replay costed from the same GPU's per-operation vLLM profile with nothing fitted.
@@ -21,6 +23,7 @@ TEXT = {
         "run": "哪一次运行",
         "run=rtx-4090": "RTX 4090 · Llama-3.1-8B",
         "run=rtx-pro-6000-tp2": "2 × RTX PRO 6000（TP 2）· Qwen3-32B",
+        "run=rtx-pro-6000-dp2-ep2": "2 × RTX PRO 6000（DP 2 + EP 2）· Qwen3-30B-A3B",
         "metric": "画哪个指标的分布",
         "metric=ttft": "TTFT",
         "metric=tpot": "TPOT",
@@ -54,6 +57,16 @@ TEXT = {
                     "这次运行远没把它用满。每层的两次 all-reduce 走 LLMServingSim 为这次运行设的链路："
                     "16 GB/s、每跳 20 微秒。按算子实测表重放用的是同一块卡上半个模型的逐层实测，"
                     "不拟合任何参数；屋顶线按数据手册的上限算。",
+        "note.ep2": "运行：casys-kaist/LLMServingSim（MIT 许可）公开的一次 vLLM 0.19 运行，混合专家模型 "
+                    "Qwen3-30B-A3B（BF16，每层 128 个专家，每个 token 选 8 个）跑在两块 RTX PRO 6000 Blackwell "
+                    "Server Edition 上：数据并行 2（每块卡是一个引擎，有自己的请求和 KV），加专家并行（每块卡放每层 "
+                    "64 个专家，注意力整份）；两卡之间没有 NVLink。300 个 ShareGPT 请求，每秒约 10 个。每个引擎的设置"
+                    " max_num_seqs 128、max_num_batched_tokens 2,048 取自它的 meta.json；KV 池照 LLMServingSim 的算法"
+                    "取「显存 × 0.9 − 每卡的权重」。重放把请求按到达顺序轮流分给两个引擎（我们的选择：vLLM 的前端"
+                    "把请求交给它看来最空闲的引擎），假定另一个引擎的负载和这个一样，各自的步骤不互相等待。每个 MoE "
+                    "层两次 all-to-all，走 LLMServingSim 为这次运行设的链路：16 GB/s、每跳 20 微秒。按算子实测表重放"
+                    "读同一块卡上 vLLM 的逐层实测：MoE 块按两块卡一起送进来的 token 数和这块卡上被碰到的专家数插值，"
+                    "不拟合任何参数；屋顶线按数据手册的上限算。",
         "note": "运行：casys-kaist/LLMServingSim（MIT 许可）公开的一次 vLLM 0.19 运行，一块 RTX 4090 上的 "
                 "Llama-3.1-8B（BF16），300 个 ShareGPT 请求，每秒约 10 个；引擎设置 max_num_seqs 256、"
                 "max_num_batched_tokens 2,048（分块预填充）、KV 池 2,588 块 × 16 = 41,408 个 token，都取自它的 "
@@ -65,6 +78,7 @@ TEXT = {
         "run": "Which run",
         "run=rtx-4090": "RTX 4090 · Llama-3.1-8B",
         "run=rtx-pro-6000-tp2": "2 × RTX PRO 6000 (TP 2) · Qwen3-32B",
+        "run=rtx-pro-6000-dp2-ep2": "2 × RTX PRO 6000 (DP 2 + EP 2) · Qwen3-30B-A3B",
         "metric": "Distribution to draw",
         "metric=ttft": "TTFT",
         "metric=tpot": "TPOT",
@@ -99,6 +113,19 @@ TEXT = {
                     " the link LLMServingSim set for this run, 16 GB/s and 20 µs a hop. The profiled replay reads "
                     "vLLM's layer-by-layer timings of one GPU's half of the model and fits nothing; the roofline is "
                     "the datasheet's bound.",
+        "note.ep2": "The run: a public vLLM 0.19 run by casys-kaist/LLMServingSim (MIT licence) of the "
+                    "mixture-of-experts Qwen3-30B-A3B (BF16, 128 experts a layer, 8 chosen per token) on two RTX PRO "
+                    "6000 Blackwell Server Editions with no NVLink between them: data parallel 2 (each GPU an engine "
+                    "with its own requests and KV) with expert parallelism (each GPU holds 64 experts of every layer "
+                    "and the whole of attention). 300 ShareGPT requests at about 10 per second. Each engine's "
+                    "settings, max_num_seqs 128 and max_num_batched_tokens 2,048, come from its meta.json; its KV "
+                    "pool is sized as LLMServingSim sizes it, memory × 0.9 less each GPU's weights. The replay deals "
+                    "the requests to the two engines in turn as they arrive (our choice: vLLM's front end hands each "
+                    "to the engine it finds least busy), takes the other engine's load to equal this one's, and lets "
+                    "neither wait for the other's steps. Each MoE layer's 2 all-to-alls take the link LLMServingSim "
+                    "set for this run, 16 GB/s and 20 µs a hop. The profiled replay reads vLLM's layer-by-layer "
+                    "timings on the same GPU, the MoE block at the tokens both GPUs send it and the experts they touch "
+                    "on this one, and fits nothing; the roofline is the datasheet's bound.",
         "note": "The run: a public vLLM 0.19 run by casys-kaist/LLMServingSim (MIT licence), Llama-3.1-8B in BF16 on "
                 "one RTX 4090, 300 ShareGPT requests at about 10 per second; the engine's settings, max_num_seqs 256, "
                 "max_num_batched_tokens 2,048 (chunked prefill) and a KV pool of 2,588 blocks × 16 = 41,408 tokens, "
@@ -124,6 +151,7 @@ WIDGET = Widget(
         Figure("figure"),
         Flag("one_gpu", text="note", tone="note"),
         Flag("two_gpus", text="note.tp2", tone="note"),
+        Flag("experts", text="note.ep2", tone="note"),
     ),
     # A replay of 300 requests is some 6,000 steps: about 15 ms in CPython, 50 in Pyodide, and its CDFs redraw 900
     # points: run apart, so that no other widget waits for it.
@@ -162,7 +190,8 @@ def render(state) -> dict:
             if name != "measured":
                 error = metrics[k] / summaries["measured"][k] - 1
                 outputs[f"error.{name}.{k}"] = output(error, t["error"].format(error=_signed_pct(error)))
-    flags = {"one_gpu": key == "rtx-4090", "two_gpus": key == "rtx-pro-6000-tp2"}
+    flags = {"one_gpu": key == "rtx-4090", "two_gpus": key == "rtx-pro-6000-tp2",
+             "experts": key == "rtx-pro-6000-dp2-ep2"}
     return view(s, outputs, figures={"figure": figure(columns, s)}, flags=flags)
 
 

@@ -44,9 +44,10 @@ def test_the_committed_fit_is_what_fit_finds():
     assert replay.fit(RUN, GPU, MODEL) == replay.FITTED["rtx-4090"]
 
 
-def test_the_committed_profiled_replay_is_what_the_profile_gives():
-    # renew with: python -c "from sim.serving import replay; replay.write_profiled()"
-    assert [list(r) for r in replay.shipped_profiled("rtx-4090")] == replay.profiled_requests("rtx-4090")
+@pytest.mark.parametrize("key", measured.RUNS)
+def test_the_committed_profiled_replay_is_what_the_profile_gives(key):
+    # renew with: python -c "from sim.serving import replay; replay.write_profiled(KEY)"
+    assert [list(r) for r in replay.shipped_profiled(key)] == replay.profiled_requests(key)
 
 
 def test_ttft_is_almost_all_waiting_for_a_kv_pool_of_a_few_dozen_requests():
@@ -212,5 +213,5 @@ def test_the_widget_replays_the_tp2_run_with_its_note():
     for k in replay.METRICS:
         assert view["outputs"][f"measured.{k}"]["value"] == pytest.approx(want["measured"][k], rel=1e-5)
         assert view["outputs"][f"roofline.{k}"]["value"] == pytest.approx(want["predicted"][k], rel=1e-5)
-    assert view["flags"] == {"one_gpu": False, "two_gpus": True}
+    assert view["flags"] == {"one_gpu": False, "two_gpus": True, "experts": False}
 
