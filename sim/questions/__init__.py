@@ -13,6 +13,7 @@ from sim.questions import (
     attention_variants,
     inference_vs_training,
     kv_cache_serving,
+    moe,
     pd_disaggregation,
     prefill_decode,
     quantization,
@@ -24,7 +25,7 @@ from sim.questions.question import Question
 
 # In the order the single module they came from held them: the predict widget's default question is the first.
 LESSONS = (inference_vs_training, prefill_decode, kv_cache_serving, pd_disaggregation, speculative_decoding,
-           quantization, attention_variants, sampling, tensor_parallel)
+           quantization, attention_variants, sampling, tensor_parallel, moe)
 
 
 def _gathered(lessons) -> dict[str, Question]:

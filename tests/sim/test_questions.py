@@ -176,6 +176,46 @@ def _llama70_fit(n, context=1024):
     return (H100_MEMORY - _llama70_resident_bytes(n)) // (context * LLAMA70_KV // n)
 
 
+# moe. DeepSeek-V3 routes each token to 8 of 256 experts: 64 tokens miss a given one with (248/256)^64, and touch
+# 256 x (1 - (248/256)^64) = 222.44 of them (86.9 %) in expectation.
+MOE_TOUCHED_B64 = 256 * (1 - (248 / 256) ** 64)
+# Qwen3-30B-A3B from its config: hidden 2048, 48 layers, 128 experts of width 768 (3 x 2048 x 768 each), top-8, a
+# router of 2048 x 128; attention q 2048 x 4096, k and v 2 x 2048 x 512, o 4096 x 2048, q/k norms 2 x 128; an
+# untied LM head of 151,936 x 2048; KV 48 x 2 x 4 x 128 x 2 B = 98,304 B per token. Batch 16 at 1,024 tokens of
+# context (1,025 KV rows each) on an H100, 3.35 TB/s, every step memory-bound (BF16 weights).
+QWEN_EXPERT = 3 * 2048 * 768
+QWEN_FIXED = 48 * (2048 * 4096 + 2 * 2048 * 512 + 4096 * 2048 + 2 * 128 + 2048 * 128) + 151_936 * 2048
+QWEN_ACTIVE, QWEN_TOTAL = QWEN_FIXED + 48 * 8 * QWEN_EXPERT, QWEN_FIXED + 48 * 128 * QWEN_EXPERT  # 3.04B and 30.22B
+QWEN_KV_B16 = 16 * 1025 * 48 * 2 * 4 * 128 * 2
+QWEN_TOUCHED_B16 = 128 * (1 - (120 / 128) ** 16)  # 82.4 of 128
+QWEN_MOE_S = (2 * (QWEN_FIXED + 48 * QWEN_TOUCHED_B16 * QWEN_EXPERT) + QWEN_KV_B16) / 3.35e12  # about 12.36 ms
+QWEN_DENSE_S = (2 * QWEN_TOTAL + QWEN_KV_B16) / 3.35e12  # about 18.52 ms
+QWEN_ACTIVE_S = (2 * QWEN_ACTIVE + QWEN_KV_B16) / 3.35e12  # about 2.30 ms
+# DeepSeek-V3 from its config_671B.json, FP8 weights (1 byte): hidden 7168, 61 layers, the first 3 with a dense MLP of
+# 18,432, then 58 MoE layers of 256 routed experts and 1 shared, each 3 x 7168 x 2048, a router 7168 x 256 with its
+# bias; MLA: q 7168 x 1536 (+ its norm 1536) and 1536 x 128 x 192, kv down 7168 x 576 (+ norm 512), kv up 512 x 128 x
+# 256, out 128 x 128 x 7168; an untied LM head of 129,280 x 7168. KV: the 512 latent and 64 RoPE key per layer, BF16;
+# attention with absorbed up-projections, 61 x 128 x (2 x 512 + 64) x 2 FLOPs per cached token. On H200s (4.8 TB/s,
+# 989.5 TFLOPS), 32 requests of 4,096 tokens on each of 8 GPUs joined by NVLink (450 GB/s each way, the H100 DGX's
+# all-reduce floor of 34 µs among 8): each GPU holds 32 experts a layer, and its MoE layers see 8 x 32 tokens.
+DS_EXPERT = 3 * 7168 * 2048
+DS_MLA = 7168 * 1536 + 1536 + 1536 * 128 * 192 + 7168 * 576 + 512 + 512 * 128 * 256 + 128 * 128 * 7168
+DS_FIXED = 61 * DS_MLA + 3 * 3 * 7168 * 18432 + 58 * (DS_EXPERT + 7168 * 256 + 256) + 129_280 * 7168
+
+
+def _ds_attention_s(batch, context=4096):  # compute-bound at this context: MLA's absorbed heads work on the latent
+    flops = batch * context * 61 * 128 * (2 * 512 + 64) * 2
+    return max(flops / 989.5e12, batch * (context + 1) * 61 * 576 * 2 / 4.8e12)
+
+
+DS_EP_TOUCHED = 32 * (1 - (248 / 256) ** 256)  # 31.99 of its 32
+DS_EP_WORK_S = (DS_FIXED + 58 * DS_EP_TOUCHED * DS_EXPERT) / 4.8e12 + _ds_attention_s(32)  # about 22.65 ms
+DS_REMOTE = 7 * (1 - math.comb(224, 8) / math.comb(256, 8))  # other GPUs a token's hidden state goes to: 4.63
+DS_ALL_TO_ALL_S = 34e-6 + 32 * 7168 * 2 * DS_REMOTE / 450e9  # about 38.7 µs
+DS_EP_STEP_MS = (DS_EP_WORK_S + 2 * 58 * DS_ALL_TO_ALL_S) * 1e3  # about 27.14 ms
+DS_ONE_GPU_S = (DS_FIXED + 58 * 256 * (1 - (248 / 256) ** 32) * DS_EXPERT) / 4.8e12 + _ds_attention_s(32)  # 92.5 ms
+
+
 EXPECTED = {
     "measured-knee-a100": KNEE,
     "ceiling-7b-a100": 2.039e12 / 13_214_154_752,
@@ -225,6 +265,9 @@ EXPECTED = {
     "tp8-step-llama-2-70b": TP_STEP_MS,
     "tp8-all-reduce-4mib": (34e-6 + TP_RING_4MIB_S) * 1e6,  # about 50.3 µs
     "tp4-requests-llama-2-70b": _llama70_fit(4),  # 608
+    "moe-touched-deepseek-b64": MOE_TOUCHED_B64,  # 222.44
+    "moe-advantage-qwen-b16": QWEN_DENSE_S / QWEN_MOE_S,  # about 1.50x
+    "ep8-step-deepseek-v3": DS_EP_STEP_MS,
 }
 
 # Every question's common mistakes, with their values by hand.
@@ -281,6 +324,11 @@ MISTAKES = {
     "tp8-all-reduce-4mib": {"bytes_over_bandwidth": 4 * TP_MESSAGE / 450e9 * 1e6,  # about 9.32 µs
                             "ring_without_floor": TP_RING_4MIB_S * 1e6, "proportional": 4 * TP_ALL_REDUCE_S * 1e6},
     "tp4-requests-llama-2-70b": {"unchanged": _llama70_fit(2), "proportional": 2 * _llama70_fit(2)},  # 98 and 196
+    "moe-touched-deepseek-b64": {"active_only": 8, "no_overlap": 64 * 8, "capped": 256},
+    "moe-advantage-qwen-b16": {"parameter_ratio": QWEN_TOTAL / QWEN_ACTIVE,  # about 9.94x
+                               "active_at_any_batch": QWEN_DENSE_S / QWEN_ACTIVE_S},  # about 8.06x
+    "ep8-step-deepseek-v3": {"no_communication": DS_EP_WORK_S * 1e3,  # about 22.65 ms
+                             "one_gpu_over_n": DS_ONE_GPU_S / 8 * 1e3},  # about 11.57 ms
 }
 
 ALL_MISTAKES = [(key, i) for key, q in QUESTIONS.items() for i in range(len(q.mistakes))]
@@ -471,6 +519,18 @@ def test_a_lesson_module_holds_the_questions_its_lesson_asks_and_nothing_else(le
     ("tp4-requests-llama-2-70b", 608, None),
     ("tp4-requests-llama-2-70b", 98, "unchanged"),
     ("tp4-requests-llama-2-70b", 196, "proportional"),
+    ("moe-touched-deepseek-b64", 222, None),
+    ("moe-touched-deepseek-b64", 221.4, None),  # 256 x (1 - e^-2): the exponential's shortcut is right
+    ("moe-touched-deepseek-b64", 8, "active_only"),
+    ("moe-touched-deepseek-b64", 512, "no_overlap"),
+    ("moe-touched-deepseek-b64", 256, "capped"),
+    ("moe-advantage-qwen-b16", 1.5, None),
+    ("moe-advantage-qwen-b16", 1.55, None),  # 128 / 82.4: one over the share of experts touched
+    ("moe-advantage-qwen-b16", 10, "parameter_ratio"),
+    ("moe-advantage-qwen-b16", 8, "active_at_any_batch"),
+    ("ep8-step-deepseek-v3", 27, None),
+    ("ep8-step-deepseek-v3", 22.6, "no_communication"),
+    ("ep8-step-deepseek-v3", 11.6, "one_gpu_over_n"),
 ])
 def test_grading_examples(key, guess, mistake):
     q = QUESTIONS[key]
