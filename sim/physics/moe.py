@@ -112,6 +112,7 @@ def memory_per_gpu(m: Model, batch: int, context: int, state_dtype: str = "fp32"
 
 # --- expert parallelism --------------------------------------------------------------------------------------------
 
+@cache
 def ep_shard(m: Model, expert_parallel: int) -> Model:
     """What one GPU holds under expert parallelism over n GPUs (see the module docstring), as a Model the one-GPU
     functions accept: its E / n routed experts, whose MoE layers see n GPUs' tokens; n = 1 gives m itself."""
@@ -218,7 +219,7 @@ def max_batch(m: Model, hw: Hardware, expert_parallel: int, context: int, state_
 # --- a serving step under expert parallelism -----------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class ExpertParallelStepCost(step.StepCost):
+class ExpertParallelStepCost(step.ExchangingStepCost):
     """step.StepCost of one GPU's share under expert parallelism, plus each step's all-to-alls: the scheduler's
     step-cost interface for one of n data-parallel GPUs. A step of T tokens sends 2 x (MoE layers) all-to-alls of
     all_to_all_bytes(T) after the GPU's own work (no overlap, as `decode_ep`)."""
@@ -233,15 +234,6 @@ class ExpertParallelStepCost(step.StepCost):
         if not tokens:
             return 0.0
         return self.all_to_alls * all_to_all_s(self.link, tokens * self.token_bytes, self.expert_parallel)
-
-    def time_s(self, prompt_tokens: int, prefill_attention_s: float, decoders: int, context_sum: int,
-               joiners: int) -> float:
-        return (super().time_s(prompt_tokens, prefill_attention_s, decoders, context_sum, joiners)
-                + self.exchange_s(prompt_tokens + decoders))
-
-    def chunk_step_s(self, chunks, sampled: int, decoders: int, context_sum: int, states: int) -> float:
-        return (super().chunk_step_s(chunks, sampled, decoders, context_sum, states)
-                + self.exchange_s(sum(chunk for _, chunk in chunks) + decoders))
 
 
 @cache

@@ -248,6 +248,30 @@ def default_interconnect(hw: Hardware) -> Interconnect:
     raise ValueError(f"no interconnect preset lists the {hw.name}; name one of {', '.join(interconnect_keys())}")
 
 
+# The PCIe a GPU generation's boards sit on where no NVLink joins them: Gen4 for the A100, Gen5 for the later ones.
+PCIE = {"a100-sxm-80gb": "pcie-gen4-x16"}
+DEFAULT_PCIE = "pcie-gen5-x16"
+
+
+def pcie_for(hw: Hardware) -> Interconnect:
+    """The PCIe link between two of hw's GPUs without NVLink: its own where its default link is PCIe (the RTX PRO
+    6000), else its generation's (PCIE)."""
+    own = default_interconnect(hw)
+    if own.key.startswith("pcie"):
+        return own
+    return interconnect(PCIE.get(hw.key, DEFAULT_PCIE))
+
+
+LINK_KINDS = ("nvlink", "pcie")
+
+
+def link_of_kind(hw: Hardware, kind: str) -> Interconnect:
+    """The link between hw's GPUs a widget's "nvlink" / "pcie" choice means: its own (NVLink through NVSwitch, or its
+    PCIe where it has no NVLink), or PCIe (`pcie_for`)."""
+    check_choice("link", kind, LINK_KINDS)
+    return default_interconnect(hw) if kind == "nvlink" else pcie_for(hw)
+
+
 def floor_for(ic: Interconnect, n: int) -> float:
     """The latency floor "formula" timing adds for n GPUs on `ic`: its floor setup's, at floor_gpus if set, else at n
     if measured, else at the nearest measured count (the larger of two equally near); or its floor_s where given."""
@@ -415,7 +439,7 @@ def max_batch(m: Model, hw: Hardware, tensor_parallel: int, context: int, state_
 # --- a serving step under tensor parallelism -----------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class ParallelStepCost(step.StepCost):
+class ParallelStepCost(step.ExchangingStepCost):
     """step.StepCost of one GPU's shard, plus each step's all-reduces: the scheduler's step-cost interface on n GPUs.
     A step of T tokens (prompt chunks and decoders together) sends 2L all-reduces of T x hidden x 2 bytes on `link`,
     after the GPU's own work (no overlap, as `decode`). Within a run of decode steps the tokens do not change, so
@@ -433,15 +457,6 @@ class ParallelStepCost(step.StepCost):
             return 0.0
         return self.all_reduces * all_reduce_s(self.link, tokens * self.hidden * ACTIVATION_BYTES,
                                                self.tensor_parallel, self.timing)
-
-    def time_s(self, prompt_tokens: int, prefill_attention_s: float, decoders: int, context_sum: int,
-               joiners: int) -> float:
-        return (super().time_s(prompt_tokens, prefill_attention_s, decoders, context_sum, joiners)
-                + self.exchange_s(prompt_tokens + decoders))
-
-    def chunk_step_s(self, chunks, sampled: int, decoders: int, context_sum: int, states: int) -> float:
-        return (super().chunk_step_s(chunks, sampled, decoders, context_sum, states)
-                + self.exchange_s(sum(chunk for _, chunk in chunks) + decoders))
 
 
 @cache

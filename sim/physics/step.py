@@ -102,6 +102,26 @@ class StepCost:
         return matmuls + prefill_attention_s + attention + self.state_s * (joiners + 2 * decoders)
 
 
+@dataclass(frozen=True)
+class ExchangingStepCost(StepCost):
+    """A StepCost of one GPU of several, whose steps end with collectives between them: `exchange_s(tokens)`, the
+    collectives of a step over `tokens` tokens (prompt chunks and decoders together), added after the GPU's own work
+    (no overlap). Within a run of decode steps the tokens do not change, so the scheduler's closed form still holds.
+    Subclasses: parallel.ParallelStepCost (all-reduces), moe.ExpertParallelStepCost (all-to-alls)."""
+
+    def exchange_s(self, tokens: int) -> float:
+        raise NotImplementedError
+
+    def time_s(self, prompt_tokens: int, prefill_attention_s: float, decoders: int, context_sum: int,
+               joiners: int) -> float:
+        return (super().time_s(prompt_tokens, prefill_attention_s, decoders, context_sum, joiners)
+                + self.exchange_s(prompt_tokens + decoders))
+
+    def chunk_step_s(self, chunks, sampled: int, decoders: int, context_sum: int, states: int) -> float:
+        return (super().chunk_step_s(chunks, sampled, decoders, context_sum, states)
+                + self.exchange_s(sum(chunk for _, chunk in chunks) + decoders))
+
+
 @functools.lru_cache(maxsize=32)
 def step_cost(m: Model, hw: Hardware, state_dtype: str = "fp32") -> StepCost:
     """The step-time coefficients of model m on GPU hw."""

@@ -52,7 +52,7 @@ import math
 import sys
 from dataclasses import dataclass, field, replace
 
-from sim.physics import cache, measured, model_size, moe, parallel, presets, routing
+from sim.physics import cache, measured, model_size, moe, parallel, presets, routing, step
 from sim.serving import scheduler
 from sim.serving.traces import Request
 
@@ -155,17 +155,17 @@ def predicted(run: measured.Run, hw: presets.Hardware, m: presets.Model, cost: s
         raise ValueError("the profiled cost needs a profile")
     if ep > 1:
         exchange = moe.step_cost(m, hw, ep, link)
-        step = (moe.step_cost(m, gpu, ep, link) if cost == "roofline"
+        per_step = (moe.step_cost(m, gpu, ep, link) if cost == "roofline"
                 else ProfiledCost(profile, m.layers, exchange, experts=moe.ep_shard(m, ep)))
         return data_parallel(trace(run), ep, lambda reqs: scheduler.served(
-            reqs, m, gpu, "continuous", s.max_num_seqs, "paged", cost=step, token_budget=s.max_num_batched_tokens,
+            reqs, m, gpu, "continuous", s.max_num_seqs, "paged", cost=per_step, token_budget=s.max_num_batched_tokens,
             kv_blocks=pool_blocks(run, hw, m), expert_parallel=ep))
     if cost == "roofline":
-        step = parallel.step_cost(m, gpu, n, link, timing)
+        per_step = parallel.step_cost(m, gpu, n, link, timing)
     else:
-        step = ProfiledCost(profile, m.layers, parallel.step_cost(m, hw, n, link, timing) if n > 1 else None,
+        per_step = ProfiledCost(profile, m.layers, parallel.step_cost(m, hw, n, link, timing) if n > 1 else None,
                             experts=m if m.experts else None)
-    return scheduler.served(trace(run), m, gpu, "continuous", s.max_num_seqs, "paged", cost=step,
+    return scheduler.served(trace(run), m, gpu, "continuous", s.max_num_seqs, "paged", cost=per_step,
                             token_budget=s.max_num_batched_tokens, kv_blocks=pool_blocks(run, hw, m),
                             tensor_parallel=n)
 
@@ -241,8 +241,8 @@ class ProfiledCost:
 
     profile: measured.Profile
     layers: int
-    communication: parallel.ParallelStepCost | moe.ExpertParallelStepCost | None = None  # its exchange_s: a
-    # step's all-reduces (tensor parallel) or all-to-alls (expert parallel)
+    communication: step.ExchangingStepCost | None = None  # its exchange_s: a step's all-reduces (tensor parallel)
+    # or all-to-alls (expert parallel)
     experts: presets.Model | None = None  # an MoE model (one GPU's share under EP), whose MoE block the profile times
     state_s: float = 0.0
     pair_s: float = 1.0

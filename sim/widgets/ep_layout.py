@@ -272,10 +272,7 @@ MODELS = tuple(presets.moe_model_keys())
 GPUS = (*presets.hardware_keys(), "rtx-pro-6000")
 # Every power of two up to the most routed experts a model offers; each model takes those up to its own.
 DEGREES = tuple(str(1 << i) for i in range(max(presets.model(k).experts.routed for k in MODELS).bit_length()))
-LINKS = ("nvlink", "pcie")
-# The PCIe each GPU generation's boards sit on when there is no NVLink between them (tp_step's map).
-PCIE = {"a100-sxm-80gb": "pcie-gen4-x16"}
-DEFAULT_PCIE = "pcie-gen5-x16"
+LINKS = parallel.LINK_KINDS
 NODE_GPUS = 8  # the GPUs of one NVSwitch node (presets/interconnects.json)
 
 WIDGET = Widget(
@@ -315,14 +312,6 @@ def degrees_for(m: presets.Model) -> tuple[int, ...]:
     return tuple(int(d) for d in DEGREES if int(d) <= m.experts.routed)
 
 
-def link_for(hw: presets.Hardware, link: str) -> parallel.Interconnect:
-    """The interconnect of a `link` choice on `hw`: its own NVLink, or the PCIe of its generation (a GPU without
-    NVLink has its PCIe either way)."""
-    own = parallel.default_interconnect(hw)
-    if link == "nvlink" or own.key.startswith("pcie"):
-        return own
-    return parallel.interconnect(PCIE.get(hw.key, DEFAULT_PCIE))
-
 
 def binary(n: float) -> str:
     """Bytes in KiB or MiB, to three significant digits without trailing zeros: 16 KiB, 1 MiB, 2.03 MiB."""
@@ -359,7 +348,7 @@ def render(state) -> dict:
     n = min(asked, e.routed)
     s["gpus"] = str(n)
     batch, context = s["batch"], s["context"]
-    ic = link_for(hw, s["link"])
+    ic = parallel.link_of_kind(hw, s["link"])
     steps = {d: moe.decode_ep(m, hw, d, batch, context, ic) for d in degrees_for(m)}
     fits_at = {d: moe.max_batch(m, hw, d, context) for d in steps}
     step, fits = steps[n], fits_at[n]

@@ -210,10 +210,7 @@ TEXT = {
 
 MODELS = ("llama-2-70b", "qwen3-32b", "llama-2-13b")
 DEGREES = ("1", "2", "4", "8")
-LINKS = ("nvlink", "pcie")
-# The PCIe each GPU generation's boards sit on when there is no NVLink between them.
-PCIE = {"a100-sxm-80gb": "pcie-gen4-x16"}
-DEFAULT_PCIE = "pcie-gen5-x16"
+LINKS = parallel.LINK_KINDS
 
 WIDGET = Widget(
     controls=(
@@ -247,12 +244,6 @@ WIDGET = Widget(
 
 KIB, MIB = 1_024, 1_048_576
 
-
-def link_for(hw: presets.Hardware, link: str) -> parallel.Interconnect:
-    """The interconnect of a `link` choice on `hw`: its own NVLink, or the PCIe of its generation."""
-    if link == "nvlink":
-        return parallel.default_interconnect(hw)
-    return parallel.interconnect(PCIE.get(hw.key, DEFAULT_PCIE))
 
 
 def measured_gap(ic: parallel.Interconnect, n: int, message: int) -> str | None:
@@ -310,7 +301,7 @@ def render(state) -> dict:
     t = TEXT[s["lang"]]
     m, hw = presets.model(s["model"]), presets.hardware(s["gpu"])
     n, batch, context = int(s["tp"]), s["batch"], s["context"]
-    ic = link_for(hw, s["link"])
+    ic = parallel.link_of_kind(hw, s["link"])
     steps = {int(d): step_at(m, hw, int(d), s, ic) for d in DEGREES}
     step, one = steps[n], steps[1]
     fits, fits_one = fits_at(m, hw, n, context), fits_at(m, hw, 1, context)
