@@ -109,7 +109,7 @@ TEXT = {
         "how.fits.any": "上下文为 0 时请求不占 KV：只要权重 {weights} 放得下（一张卡 {memory}），请求数不受显存限制",
         "how.fits.none": "每张卡的权重 {weights} > 一张卡的显存 {memory}：一个请求也放不下；"
                          "权重放得下的最小并行度是 {need}",
-        "how.touched": "{held} × (1 − (1 − {k}/{routed})^({n} × {batch})) = {touched}，{n} × {batch} 是 {n} 张卡"
+        "how.touched": "{held} × (1 − (1 − {k}/{routed})^{seen}) = {touched}，{seen} = {n} × {batch} 是 {n} 张卡"
                        "全部的 token",
         "how.touched.one": "{held} × (1 − (1 − {k}/{routed})^{batch}) = {touched}",
         "how.weights": "每张卡都读的部分 {whole} + {touched} 个读到的专家 × {layers} 个 MoE 层 × 每个 {expert} "
@@ -227,7 +227,7 @@ TEXT = {
                         "limits no batch",
         "how.fits.none": "{weights} of weights per GPU > {memory} of memory: no request fits; the weights fit from "
                          "{need}",
-        "how.touched": "{held} × (1 − (1 − {k}/{routed})^({n} × {batch})) = {touched}, {n} × {batch} being the "
+        "how.touched": "{held} × (1 − (1 − {k}/{routed})^{seen}) = {touched}, {seen} = {n} × {batch} being the "
                        "tokens of all {n} GPUs",
         "how.touched.one": "{held} × (1 − (1 − {k}/{routed})^{batch}) = {touched}",
         "how.weights": "{whole} read whole + {touched} experts read × {layers} MoE layers × {expert} each = {total}",
@@ -439,7 +439,7 @@ def explain(m, hw, shard, n: int, step: moe.Step, fits: int, weights: int, need:
                                          batch=fmt_grouped(batch), kv=fmt_bytes(kv), used=fmt_bytes(used),
                                          memory=memory),
         "touched": t["how.touched" if n > 1 else "how.touched.one"].format(
-            held=held, k=e.per_token, routed=e.routed, n=n, batch=fmt_grouped(batch),
+            held=held, k=e.per_token, routed=e.routed, n=n, batch=fmt_grouped(batch), seen=fmt_grouped(n * batch),
             touched=fmt_sig(step.touched, 4)),
         "weights": t["how.weights"].format(whole=fmt_bytes(whole_read), touched=fmt_sig(step.touched, 4),
                                            layers=m.moe_layers, expert=fmt_bytes(expert), total=fmt_bytes(read)),
