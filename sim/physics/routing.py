@@ -3,10 +3,10 @@
 A router sends each token to `per_token` (k) of an MoE layer's E routed experts. A step of B tokens reads every
 expert that at least one of them chose, once: under uniform routing (each token's k experts a uniformly random set,
 tokens independent), an expert is missed by one token with probability 1 - k/E, by all B with (1 - k/E)^B, so the
-step touches E x (1 - (1 - k/E)^B) distinct experts in expectation (`expected_touched`; the Scaling Book's appendix
-gives the same count). At B = 1 that is k; as B grows it climbs to E, and the bytes read climb from the active
-parameters to all of them. Uniform routing is OUR CHOICE for every expectation the course prints: a trained router
-is not uniform (its load-balancing loss pushes it towards it), and a skewed one touches fewer experts at the same B.
+step touches E x (1 - (1 - k/E)^B) distinct experts in expectation (`expected_touched`). At B = 1 that is k; as B
+grows it climbs to E, and the bytes read climb from the active parameters to all of them. Uniform routing is OUR
+CHOICE for every expectation the course prints: a trained router is not uniform (its load-balancing loss pushes it
+towards it), and a skewed one touches fewer experts at the same B.
 
 `route` draws one seeded sample of a step's routing, uniform or skewed (`skew` mixes the uniform popularity with a
 Zipf one, 1 / rank), so a lesson can set a real-looking step beside the expectation. It uses only random.random()
